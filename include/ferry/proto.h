@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * ferry wire protocol: identities, message types and layouts shared by
+ * ferryd, its transports, libferry and anything else that speaks to them.
+ * Every integer on the wire is big-endian; every message starts with a
+ * 16-bit size (including the 4-byte header) and a 16-bit type
+ * (DESIGN.md, "Protocol decisions already taken").
+ */
+#ifndef FERRY_PROTO_H
+#define FERRY_PROTO_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FERRY_HDR_SIZE		4	/* u16 size, u16 type */
+#define FERRY_MSG_SIZE_MAX	65535	/* largest single framed message */
+
+/* A peer identity: BLAKE2b-256 of the peer's Ed25519 public key. */
+#define FERRY_PEER_ID_LEN	32
+#define FERRY_PEER_ID_STRLEN	52	/* Crockford base32, no padding */
+#define FERRY_PUBKEY_LEN	32
+#define FERRY_SIG_LEN		64
+
+struct ferry_peer_id {
+	uint8_t bytes[FERRY_PEER_ID_LEN];
+};
+
+/* Transport protocol numbers (the paper's protocolNumber). */
+#define FERRY_PROTO_UDP		1
+#define FERRY_PROTO_TCP		2
+#define FERRY_PROTO_SMTP	3
+#define FERRY_PROTO_TEST	0xfff0	/* test plugins only */
+
+/* Largest transport address a HELO may carry. */
+#define FERRY_ADDR_MAX		512
+/* Largest application message; larger ones are refused with -EMSGSIZE. */
+#define FERRY_APP_MSG_MAX	(8u * 1024 * 1024)
+
+/*
+ * Peer-to-peer: what a transport carries is a "unit", one or more of the
+ * outer messages below back to back, at most the transport's MTU.
+ */
+#define FERRY_P2P_HELO		0x0001
+#define FERRY_P2P_PING		0x0002
+#define FERRY_P2P_PONG		0x0003
+#define FERRY_P2P_KX		0x0004
+#define FERRY_P2P_ENC		0x0005
+
+/*
+ * HELO: one signed transport address of a peer.
+ *   0 u16 size  2 u16 type
+ *   4 u8  pubkey[32]   Ed25519 key of the advertised peer
+ *  36 u16 protocol     FERRY_PROTO_*
+ *  38 u16 addr_len
+ *  40 u32 mtu
+ *  44 u64 expiry       seconds since the Unix epoch
+ *  52 u8  addr[addr_len]
+ *     u8  sig[64]      Ed25519 over "ferry helo v1" || bytes 0..52+addr_len
+ */
+#define FERRY_HELO_FIXED	(52 + FERRY_SIG_LEN)
+
+/*
+ * PING: asks the advertised peer to prove an address.
+ *   4 u8  target[32]   peer id the address is claimed for
+ *  36 u8  challenge[32]
+ *  68 u16 protocol
+ *  70 u16 addr_len
+ *  72 u8  addr[addr_len]
+ *     u8  pad[]        zeros, so that the PING is never smaller than the
+ *                      PONG it asks for (no amplification)
+ */
+#define FERRY_PING_FIXED	72
+#define FERRY_CHALLENGE_LEN	32
+
+/*
+ * PONG: the advertised peer's signed answer.
+ *   4 u8  pubkey[32]   signer
+ *  36 u8  challenge[32]
+ *  68 u16 protocol
+ *  70 u16 addr_len
+ *  72 u64 expiry       seconds since the epoch; the signer vouches until then
+ *  80 u8  addr[addr_len]
+ *     u8  sig[64]      Ed25519 over "ferry pong v1" || bytes 0..80+addr_len
+ */
+#define FERRY_PONG_FIXED	(80 + FERRY_SIG_LEN)
+
+/*
+ * KX: one half of the authenticated ephemeral key exchange.
+ *   4 u8  pubkey[32]     sender's identity key
+ *  36 u8  receiver[32]   receiver's peer id
+ *  68 u8  ephemeral[32]  sender's X25519 ephemeral public key
+ * 100 u64 timestamp      µs since the epoch, strictly increasing per sender
+ * 108 u32 sender_index   index the sender wants in ENC frames sent to it
+ * 112 u32 flags          FERRY_KX_F_*
+ * 116 u8  echo[16]       BLAKE2b-128 of the receiver's ephemeral key the
+ *                        sender holds, zeros if none
+ * 132 u8  sig[64]        Ed25519 over "ferry kx v1" || bytes 0..132
+ */
+#define FERRY_KX_SIZE		196
+#define FERRY_KX_ECHO_LEN	16
+#define FERRY_KX_F_AESGCM	0x1	/* sender can do AES-256-GCM */
+
+/*
+ * ENC: an encrypted frame holding inner messages.
+ *   4 u32 receiver_index
+ *   8 u32 key_id          names the key set (first 4 bytes of its hash)
+ *  12 u64 counter         nonce; per direction and key set, never reused
+ *  20 ciphertext || tag[16]
+ * Associated data: bytes 0..20. Nonce: 4 zero bytes || counter.
+ */
+#define FERRY_ENC_HDR		20
+#define FERRY_ENC_TAG		16
+#define FERRY_ENC_OVERHEAD	(FERRY_ENC_HDR + FERRY_ENC_TAG)
+
+/* Inner messages, inside ENC only. */
+#define FERRY_MSG_HELO		0x0001	/* gossip; layout as FERRY_P2P_HELO */
+#define FERRY_MSG_ACK		0x0010
+#define FERRY_MSG_FRAG		0x0011
+#define FERRY_MSG_ECHO_REQ	0x0012
+#define FERRY_MSG_ECHO_RESP	0x0013
+#define FERRY_MSG_KEEPALIVE	0x0014
+#define FERRY_MSG_PAD		0x0015
+#define FERRY_MSG_DHT_MIN	0x0100	/* 0x0100-0x01ff: DHT */
+#define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
+#define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
+
+/*
+ * ECHO_REQ / ECHO_RESP: core-level round trip, answered by the peer's core.
+ *   4 u64 nonce  12 u8 payload[]   (the response echoes both)
+ */
+#define FERRY_ECHO_FIXED	12
+
+/*
+ * Client protocol, on the daemon's UNIX stream socket. Frames use the same
+ * {u16 size, u16 type} header. Requests carry a client-chosen u32 req_id
+ * right after the header, echoed by the reply. A request is answered by
+ * its own reply type or by RESULT; list replies end with RESULT status 0.
+ * Strings are UTF-8 without a terminating NUL; their length is what is left
+ * of the frame unless a length field says otherwise.
+ */
+#define FERRY_C_RESULT		0x0001	/* u32 req_id, i32 status (0 or -errno), str message */
+#define FERRY_C_STATUS_REQ	0x0002	/* u32 req_id */
+#define FERRY_C_STATUS		0x0003	/* see FERRY_C_STATUS_FIXED */
+#define FERRY_C_SHUTDOWN	0x0004	/* u32 req_id */
+#define FERRY_C_REGISTER	0x0005	/* u32 req_id, u16 types[] */
+#define FERRY_C_SEND		0x0006	/* see FERRY_C_SEND_FIXED */
+#define FERRY_C_RECEIVE		0x0007	/* see FERRY_C_RECEIVE_FIXED */
+#define FERRY_C_PEERS_REQ	0x0008	/* u32 req_id */
+#define FERRY_C_PEER		0x0009	/* see FERRY_C_PEER_FIXED */
+#define FERRY_C_HELLO_REQ	0x000a	/* u32 req_id */
+#define FERRY_C_HELLO		0x000b	/* u32 req_id, str uri */
+#define FERRY_C_CONNECT		0x000c	/* u32 req_id, str uri */
+#define FERRY_C_PING		0x000d	/* see FERRY_C_PING_FIXED */
+#define FERRY_C_PONG		0x000e	/* see FERRY_C_PONG_SIZE */
+#define FERRY_C_STATS_REQ	0x000f	/* u32 req_id */
+#define FERRY_C_STAT		0x0010	/* u32 req_id, u64 value, str name */
+
+/*
+ * STATUS:
+ *   4 u32 req_id  8 u8 id[32]  40 u64 uptime_ms  48 u16 n_transports
+ *  50 u16 version_len  52 u8 version[version_len]
+ *  then n_transports times: u16 protocol, u16 name_len, u32 mtu, u32 cost,
+ *  u8 name[name_len]
+ */
+#define FERRY_C_STATUS_FIXED	52
+#define FERRY_C_STATUS_TRANSPORT_FIXED 12
+
+/*
+ * SEND (client to daemon) and RECEIVE (daemon to client):
+ *   4 u32 req_id (SEND only; 0 asks for no RESULT)
+ *   then: u8 peer[32], u16 app_type, u16 flags, u32 total_len, u32 offset,
+ *   u8 data[]
+ * A message longer than one frame travels as consecutive frames with equal
+ * peer, app_type and total_len and offsets that add up; nothing else may be
+ * interleaved on the same connection in the same direction until the last
+ * piece (offset + data == total_len) has been sent.
+ */
+#define FERRY_C_SEND_FIXED	52
+#define FERRY_C_RECEIVE_FIXED	48
+
+/*
+ * PEER: 4 u32 req_id  8 u8 id[32]  40 u64 age_ms  48 u16 protocol
+ *  50 u16 transport_len  52 u8 transport[transport_len]  u8 address[]
+ */
+#define FERRY_C_PEER_FIXED	52
+
+/*
+ * PING: 4 u32 req_id  8 u8 peer[32]  40 u32 count  44 u16 payload_len
+ *  46 u16 reserved  48 u32 timeout_ms
+ * PONG: 4 u32 req_id  8 u32 count  12 u64 total_ns  20 u64 min_ns
+ *  28 u64 max_ns
+ */
+#define FERRY_C_PING_FIXED	52
+#define FERRY_C_PONG_SIZE	36
+
+#define FERRY_C_STAT_FIXED	16
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FERRY_PROTO_H */

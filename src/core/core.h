@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The core: what the layers above (dht, storage, service) see of the
+ * message layer. It owns the identity, the transports, the peers and their
+ * encrypted links (DESIGN.md, "Layers"; seed 004, section II).
+ * Messages are unreliable and unordered, as the network is; a message
+ * larger than a frame is fragmented and reassembled by the core.
+ */
+#ifndef FERRY_CORE_CORE_H
+#define FERRY_CORE_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ferry/proto.h>
+
+struct cfg;
+struct core;
+struct event_base;
+struct stats;
+
+/* A message for the layers above; everything is borrowed for the call. */
+typedef void core_handler_fn(void *cls, const struct ferry_peer_id *peer,
+    uint16_t type, const void *data, size_t len);
+/* A peer's link came up (connected true) or went down. */
+typedef void core_peer_fn(void *cls, const struct ferry_peer_id *peer,
+    bool connected);
+/* A peer's send queue went from full to below its low-water mark. */
+typedef void core_drain_fn(void *cls, const struct ferry_peer_id *peer);
+
+struct core_transport_info {
+	const char *name;  /* "udp" */
+	uint16_t protocol; /* FERRY_PROTO_* */
+	uint32_t mtu;	   /* bytes per unit */
+	uint32_t cost;	   /* relative */
+};
+
+struct core_peer_info {
+	struct ferry_peer_id id; /* the peer */
+	uint64_t age_ms;	 /* since its link came up */
+	const char *transport;	 /* name of the transport in use */
+	uint16_t protocol;	 /* and its protocol number */
+	char address[256];	 /* the peer's address there, for humans */
+};
+
+struct core_echo_result {
+	uint32_t count;	   /* round trips that completed */
+	uint64_t total_ns; /* their summed time */
+	uint64_t min_ns;
+	uint64_t max_ns;
+};
+/* status: 0, -ETIMEDOUT, -ENOTCONN (link lost), -ECANCELED (shutdown). */
+typedef void core_echo_fn(void *cls, int status,
+    const struct core_echo_result *res);
+
+typedef void core_peer_visit_fn(void *cls, const struct core_peer_info *pi);
+
+/* Checks the [core] and [testing] sections and every configured transport
+ * (loaded in stub mode) without opening sockets. Logs each problem.
+ * 0 or -EINVAL. */
+int core_config_check(struct cfg *cfg);
+
+/* Loads the identity from state_dir and the configured transports. The
+ * core keeps cfg, stats and base borrowed; they must outlive it. Logs the
+ * cause on failure. */
+int core_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
+    const char *state_dir, struct core **ret);
+/* Starts the transports' servers, loads the peer book and bootstraps. */
+int core_start(struct core *core);
+/* Stops transports, saves the peer book, frees everything. NULL is ok. */
+void core_free(struct core *core);
+/* Applies a new configuration (SIGHUP): reloads each transport's section,
+ * loads transports added to [core] TRANSPORTS and unloads removed ones.
+ * On failure the old configuration stays in force. The core keeps cfg. */
+int core_reload(struct core *core, struct cfg *cfg);
+
+const struct ferry_peer_id *core_identity(const struct core *core);
+/* Printable identity. */
+const char *core_identity_string(const struct core *core);
+size_t core_transport_count(const struct core *core);
+/* Fills info for transport i < core_transport_count(). */
+void core_transport_info(const struct core *core, size_t i,
+    struct core_transport_info *info);
+
+/* Routes inbound messages with lo <= type <= hi to fn. Ranges must not
+ * overlap another handler's: -EEXIST. */
+int core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
+    core_handler_fn *fn, void *cls);
+/* Notifications of links coming and going, and of queues draining. */
+void core_peer_cb_set(struct core *core, core_peer_fn *fn, void *cls);
+void core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls);
+
+/*
+ * Queues a message for a peer; data is copied. 0 when queued, -ENOTCONN
+ * if there is no link to the peer, -EAGAIN if its queue is over its bound
+ * (a drain callback follows), -EMSGSIZE if len > FERRY_APP_MSG_MAX,
+ * -ENOMEM.
+ */
+int core_send(struct core *core, const struct ferry_peer_id *peer,
+    uint16_t type, const void *data, size_t len);
+/* True if core_send to peer would not return -EAGAIN now. */
+bool core_can_send(struct core *core, const struct ferry_peer_id *peer);
+
+/* Visits connected peers. */
+void core_peers_foreach(struct core *core, core_peer_visit_fn *fn, void *cls);
+/* Our HELOs as a "ferry://" URI (malloc'd). -ENOENT if no transport
+ * advertises an address. */
+int core_hello_uri(struct core *core, char **ret_uri);
+/* Accepts a "ferry://" URI: checks its HELOs and starts validating their
+ * addresses. 0, -EINVAL (malformed; logged at info), -EBADMSG (bad
+ * signature or expired), -ENOENT (no usable address). */
+int core_add_uri(struct core *core, const char *uri);
+/* Runs count sequential echo round trips of payload_len bytes with a peer
+ * and reports once. 0 if started (fn will be called exactly once, never
+ * from within this call), or -ENOTCONN / -EINVAL. */
+int core_echo(struct core *core, const struct ferry_peer_id *peer,
+    uint32_t count, uint16_t payload_len, uint32_t timeout_ms,
+    core_echo_fn *fn, void *cls);
+
+/* Bytes of received messages handed to the layers above and not yet
+ * consumed (a client's socket backlog); the core shrinks the receive
+ * window it advertises by this much. The service keeps it current. */
+void core_set_rx_backlog(struct core *core, uint64_t bytes);
+
+#endif /* FERRY_CORE_CORE_H */

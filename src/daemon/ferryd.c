@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * ferryd: reads the configuration, starts the subsystems from one ordered
+ * table, runs the event loop and stops them in reverse (STYLE.md section
+ * 1; tor's subsystem_list.c). Nothing else lives here.
+ */
+#define LOG_TAG "ferryd"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+#include <sodium.h>
+
+#include "core/core.h"
+#include "core/core_cfg.h"
+#include "core/transport.h"
+#include "daemon/sdnotify.h"
+#include "lib/cfg.h"
+#include "lib/dirs.h"
+#include "lib/fsutil.h"
+#include "lib/log.h"
+#include "lib/stats.h"
+#include "lib/time.h"
+#include "service/service.h"
+
+#define FERRYD_DEFAULT_CONFIG FERRY_SYSCONF_DIR "/ferryd.conf"
+#define FERRYD_MAX_OVERRIDES 64
+
+static const struct cfg_schema_key ferryd_cfg_keys[] = {
+	{ "paths", "STATE_DIR", NULL,
+	    "identity and peer book (default: $STATE_DIRECTORY, /var/lib/ferry for root, else ~/.local/state/ferry)" },
+	{ "paths", "RUNTIME_DIR", NULL,
+	    "client socket (default: $RUNTIME_DIRECTORY, /run/ferry for root, else $XDG_RUNTIME_DIR/ferry)" },
+	{ "ferryd", "LOG_LEVEL", "notice",
+	    "error, warning, notice, info or debug; -v and -q adjust it" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+struct ferryd {
+	const char *config_path;  /* -c, or NULL */
+	const char *overrides[FERRYD_MAX_OVERRIDES]; /* -o SECTION.KEY=VALUE */
+	size_t n_overrides;
+	int verbosity;		  /* -v minus -q */
+	struct event_base *base;
+	struct cfg *cfg;
+	struct stats *stats;
+	char state_dir[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+	struct core *core;
+	struct service *service;
+	struct event *sig_term, *sig_int, *sig_hup;
+	int exit_code;
+};
+
+static int ferryd_core_init(struct ferryd *d);
+static void ferryd_core_shutdown(struct ferryd *d);
+static int ferryd_service_init(struct ferryd *d);
+static void ferryd_service_shutdown(struct ferryd *d);
+
+/* Started in order, stopped in reverse. */
+static const struct subsystem {
+	const char *name;
+	int (*init)(struct ferryd *d);
+	void (*shutdown)(struct ferryd *d);
+} subsystems[] = {
+	{ "core", ferryd_core_init, ferryd_core_shutdown },
+	{ "service", ferryd_service_init, ferryd_service_shutdown },
+};
+#define N_SUBSYSTEMS (sizeof(subsystems) / sizeof(subsystems[0]))
+
+static void
+ferryd_usage(FILE *f)
+{
+	fprintf(f,
+	    "Usage: ferryd [OPTION]...\n"
+	    "Run the ferry peer-to-peer daemon in the foreground.\n\n"
+	    "  -c, --config FILE        read FILE (default %s if it exists)\n"
+	    "  -o, --set SECTION.KEY=VALUE\n"
+	    "                           override one configuration value\n"
+	    "      --check-config       check the configuration and exit\n"
+	    "  -v, --verbose            log more (repeat for debug)\n"
+	    "  -q, --quiet              log only warnings and errors\n"
+	    "  -h, --help               show this help\n"
+	    "  -V, --version            show the version\n\n"
+	    "See ferryd(8) and ferryd.conf(5).\n",
+	    FERRYD_DEFAULT_CONFIG);
+}
+
+static int
+ferryd_parse_level(const char *s, int *ret)
+{
+	static const char *const names[] = { "emerg", "alert", "crit",
+		"error", "warning", "notice", "info", "debug" };
+
+	for (int i = FERRY_LOG_ERR; i <= FERRY_LOG_DEBUG; i++)
+		if (strcasecmp(s, names[i]) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int
+ferryd_apply_override(struct cfg *cfg, const char *arg)
+{
+	char section[128], key[128];
+	const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
+
+	if (dot == NULL || eq == NULL || dot > eq || dot == arg ||
+	    eq == dot + 1 || (size_t)(dot - arg) >= sizeof(section) ||
+	    (size_t)(eq - dot - 1) >= sizeof(key)) {
+		log_err("-o %s: expected SECTION.KEY=VALUE", arg);
+		return -EINVAL;
+	}
+	memcpy(section, arg, (size_t)(dot - arg));
+	section[dot - arg] = '\0';
+	memcpy(key, dot + 1, (size_t)(eq - dot - 1));
+	key[eq - dot - 1] = '\0';
+	return cfg_set(cfg, section, key, eq + 1);
+}
+
+static void
+ferryd_warn_cb(void *cls, const char *msg)
+{
+	(void)cls;
+	log_warn("%s", msg);
+}
+
+/* Builds a configuration from the file and -o overrides. */
+static int
+ferryd_load_cfg(struct ferryd *d, struct cfg **ret)
+{
+	struct cfg *cfg = cfg_new();
+	const char *path = d->config_path;
+	struct stat st;
+	int level, r;
+
+	if (cfg == NULL)
+		return -ENOMEM;
+	if (cfg_add_schema(cfg, ferryd_cfg_keys) < 0 ||
+	    cfg_add_schema(cfg, core_cfg_keys) < 0 ||
+	    cfg_add_schema(cfg, service_cfg_keys) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (path == NULL && stat(FERRYD_DEFAULT_CONFIG, &st) == 0)
+		path = FERRYD_DEFAULT_CONFIG;
+	if (path != NULL) {
+		r = cfg_load_file(cfg, path);
+		if (r < 0) {
+			log_err("%s", cfg_error(cfg));
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < d->n_overrides; i++) {
+		r = ferryd_apply_override(cfg, d->overrides[i]);
+		if (r < 0)
+			goto fail;
+	}
+	if (ferryd_parse_level(cfg_get(cfg, "ferryd", "LOG_LEVEL"), &level) <
+	    0) {
+		r = cfg_fail(cfg, "ferryd", "LOG_LEVEL",
+		    "expected error, warning, notice, info or debug");
+		log_err("%s", cfg_error(cfg));
+		goto fail;
+	}
+	level += d->verbosity;
+	if (level < FERRY_LOG_ERR)
+		level = FERRY_LOG_ERR;
+	if (level > FERRY_LOG_DEBUG)
+		level = FERRY_LOG_DEBUG;
+	log_set_level(level);
+	transport_set_log_level(level);
+	*ret = cfg;
+	return 0;
+fail:
+	cfg_free(cfg);
+	return r;
+}
+
+static int
+ferryd_dirs(struct ferryd *d)
+{
+	const char *s = cfg_get(d->cfg, "paths", "STATE_DIR");
+	const char *rt = cfg_get(d->cfg, "paths", "RUNTIME_DIR");
+	int r;
+
+	if (s != NULL && *s != '\0')
+		r = snprintf(d->state_dir, sizeof(d->state_dir), "%s", s) >=
+			(int)sizeof(d->state_dir)
+		    ? -ENAMETOOLONG
+		    : 0;
+	else
+		r = dirs_state(d->state_dir, sizeof(d->state_dir));
+	if (r < 0)
+		return log_err_errno(r, "cannot determine the state directory");
+	if (rt != NULL && *rt != '\0')
+		r = snprintf(d->runtime_dir, sizeof(d->runtime_dir), "%s",
+			rt) >= (int)sizeof(d->runtime_dir)
+		    ? -ENAMETOOLONG
+		    : 0;
+	else
+		r = dirs_runtime(d->runtime_dir, sizeof(d->runtime_dir));
+	if (r < 0)
+		return log_err_errno(r,
+		    "cannot determine the runtime directory");
+	r = fs_mkdir_p(d->state_dir, 0700);
+	if (r < 0)
+		return log_err_errno(r, "cannot create %s", d->state_dir);
+	r = fs_mkdir_p(d->runtime_dir, 0755);
+	if (r < 0)
+		return log_err_errno(r, "cannot create %s", d->runtime_dir);
+	return 0;
+}
+
+static int
+ferryd_core_init(struct ferryd *d)
+{
+	int r = core_new(d->base, d->cfg, d->stats, d->state_dir, &d->core);
+
+	if (r < 0)
+		return r;
+	r = core_start(d->core);
+	if (r < 0) {
+		core_free(d->core);
+		d->core = NULL;
+	}
+	return r;
+}
+
+static void
+ferryd_core_shutdown(struct ferryd *d)
+{
+	core_free(d->core);
+	d->core = NULL;
+}
+
+static void
+ferryd_on_client_shutdown(void *cls)
+{
+	struct ferryd *d = cls;
+
+	log_notice("shutdown requested by a client");
+	(void)event_base_loopexit(d->base, NULL);
+}
+
+static int
+ferryd_service_init(struct ferryd *d)
+{
+	return service_new(d->base, d->cfg, d->stats, d->core, d->runtime_dir,
+	    ferryd_on_client_shutdown, d, &d->service);
+}
+
+static void
+ferryd_service_shutdown(struct ferryd *d)
+{
+	service_free(d->service);
+	d->service = NULL;
+}
+
+static void
+ferryd_on_stop_signal(evutil_socket_t sig, short what, void *cls)
+{
+	struct ferryd *d = cls;
+
+	(void)what;
+	log_notice("received %s, shutting down", strsignal((int)sig));
+	(void)event_base_loopexit(d->base, NULL);
+}
+
+static void
+ferryd_on_hup(evutil_socket_t sig, short what, void *cls)
+{
+	struct ferryd *d = cls;
+	struct cfg *cfg;
+
+	(void)sig;
+	(void)what;
+	(void)sdnotify("RELOADING=1");
+	log_notice("SIGHUP: reloading the configuration");
+	if (ferryd_load_cfg(d, &cfg) < 0) {
+		log_err("reload failed; keeping the running configuration");
+		goto out;
+	}
+	(void)cfg_warnings(cfg, ferryd_warn_cb, NULL);
+	if (core_reload(d->core, cfg) < 0) {
+		log_err("reload failed; keeping the running configuration");
+		cfg_free(cfg);
+		goto out;
+	}
+	(void)service_reload(d->service, cfg);
+	cfg_free(d->cfg);
+	d->cfg = cfg;
+out:
+	(void)sdnotify("READY=1");
+}
+
+static int
+ferryd_signals(struct ferryd *d)
+{
+	(void)signal(SIGPIPE, SIG_IGN);
+	d->sig_term = evsignal_new(d->base, SIGTERM, ferryd_on_stop_signal, d);
+	d->sig_int = evsignal_new(d->base, SIGINT, ferryd_on_stop_signal, d);
+	d->sig_hup = evsignal_new(d->base, SIGHUP, ferryd_on_hup, d);
+	if (d->sig_term == NULL || d->sig_int == NULL || d->sig_hup == NULL ||
+	    evsignal_add(d->sig_term, NULL) < 0 ||
+	    evsignal_add(d->sig_int, NULL) < 0 ||
+	    evsignal_add(d->sig_hup, NULL) < 0)
+		return log_err_errno(-ENOMEM, "cannot install signal handlers");
+	return 0;
+}
+
+static int
+ferryd_check_config(struct ferryd *d)
+{
+	size_t warnings;
+	int r = 0;
+
+	if (core_config_check(d->cfg) < 0)
+		r = -EINVAL;
+	if (service_config_check(d->cfg) < 0)
+		r = -EINVAL;
+	warnings = cfg_warnings(d->cfg, ferryd_warn_cb, NULL);
+	if (r == 0)
+		fprintf(stdout, "configuration OK%s\n",
+		    warnings ? " (with warnings)" : "");
+	return r;
+}
+
+static int
+ferryd_parse_args(struct ferryd *d, int argc, char **argv, bool *check)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "set", required_argument, NULL, 'o' },
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:o:vqhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d->config_path = optarg;
+			break;
+		case 'o':
+			if (d->n_overrides == FERRYD_MAX_OVERRIDES) {
+				fprintf(stderr, "ferryd: too many -o\n");
+				return 2;
+			}
+			d->overrides[d->n_overrides++] = optarg;
+			break;
+		case 'C':
+			*check = true;
+			break;
+		case 'v':
+			d->verbosity++;
+			break;
+		case 'q':
+			d->verbosity -= 2;
+			break;
+		case 'h':
+			ferryd_usage(stdout);
+			return 0;
+		case 'V':
+			printf("ferryd %s\n", FERRY_VERSION);
+			return 0;
+		default:
+			ferryd_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "ferryd: unexpected argument '%s'\n",
+		    argv[optind]);
+		return 2;
+	}
+	return -1;
+}
+
+static void
+ferryd_free(struct ferryd *d)
+{
+	if (d->sig_term != NULL)
+		event_free(d->sig_term);
+	if (d->sig_int != NULL)
+		event_free(d->sig_int);
+	if (d->sig_hup != NULL)
+		event_free(d->sig_hup);
+	if (d->base != NULL)
+		event_base_free(d->base);
+	cfg_free(d->cfg);
+	stats_free(d->stats);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ferryd d;
+	bool check = false;
+	size_t started = 0;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	log_init("ferryd", FERRY_LOG_NOTICE);
+	r = ferryd_parse_args(&d, argc, argv, &check);
+	if (r >= 0)
+		return r;
+	if (sodium_init() < 0)
+		fatal("libsodium failed to initialise");
+	if (ferryd_load_cfg(&d, &d.cfg) < 0)
+		return 1;
+	if (check) {
+		r = ferryd_check_config(&d);
+		cfg_free(d.cfg);
+		return r < 0 ? 1 : 0;
+	}
+	(void)cfg_warnings(d.cfg, ferryd_warn_cb, NULL);
+	d.stats = stats_new();
+	d.base = event_base_new();
+	if (d.stats == NULL || d.base == NULL)
+		fatal("out of memory");
+	d.exit_code = 1;
+	if (ferryd_dirs(&d) < 0 || ferryd_signals(&d) < 0)
+		goto out;
+	for (; started < N_SUBSYSTEMS; started++) {
+		if (subsystems[started].init(&d) < 0) {
+			log_err("cannot start %s", subsystems[started].name);
+			goto out;
+		}
+	}
+	log_notice("ferryd %s running as %s", FERRY_VERSION,
+	    core_identity_string(d.core));
+	(void)sdnotifyf("READY=1\nSTATUS=running as %s",
+	    core_identity_string(d.core));
+	if (event_base_dispatch(d.base) < 0)
+		log_err("event loop failed");
+	else
+		d.exit_code = 0;
+	(void)sdnotify("STOPPING=1");
+out:
+	while (started > 0) {
+		started--;
+		subsystems[started].shutdown(&d);
+	}
+	ferryd_free(&d);
+	return d.exit_code;
+}

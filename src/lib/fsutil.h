@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* File system helpers, layer 0. All return 0 or a negative errno. */
+#ifndef FERRY_LIB_FSUTIL_H
+#define FERRY_LIB_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Creates path and its missing parents with mode. Existing is fine. */
+int fs_mkdir_p(const char *path, mode_t mode);
+/* Replaces path atomically: writes a temporary file beside it, fsyncs it,
+ * renames it over path and fsyncs the directory. */
+int fs_write_atomic(const char *path, const void *data, size_t len,
+    mode_t mode);
+/* Reads a whole regular file of at most max bytes into a malloc'd buffer
+ * (caller frees). -EFBIG if larger, -ENOENT if missing. */
+int fs_read_file(const char *path, size_t max, uint8_t **ret_data,
+    size_t *ret_len);
+/* Joins dir and name into buf. -ENAMETOOLONG if it does not fit. */
+int fs_path_join(char *buf, size_t size, const char *dir, const char *name);
+
+#endif /* FERRY_LIB_FSUTIL_H */
