@@ -10,6 +10,12 @@
  * plugin hands receive() the same bytes in one piece. connect() and
  * associate() add a reference to a session, disconnect() drops one; an
  * inbound session the core never associates times out in the plugin.
+ *
+ * Re-entrancy: a plugin calls the core's callbacks only from its own
+ * event handlers, never from inside a function the core called (send()
+ * that fails reports it by its return value, not by session_gone()).
+ * The core never calls the plugin from inside receive() other than
+ * associate(), send() and connect().
  */
 #ifndef FERRY_TRANSPORT_H
 #define FERRY_TRANSPORT_H
@@ -129,8 +135,9 @@ struct ferry_transport_api {
 	 * system. Not available in stub mode. */
 	int (*connect)(void *cls, const void *addr, size_t len,
 	    struct ferry_tsession **ret_ts);
-	/* Takes a reference on a session that arrived in receive().
-	 * 0, or -ENOTCONN if it is already gone. */
+	/* Takes a reference on a live session, one that arrived in
+	 * receive() or one connect() returned. 0, or -ENOTCONN if it is
+	 * already gone. */
 	int (*associate)(void *cls, struct ferry_tsession *ts);
 	/* Sends one unit; msg is borrowed for the call only. 0 when taken,
 	 * -EMSGSIZE over mtu, -EAGAIN when the session's queue is full

@@ -355,6 +355,19 @@ core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
 	return 0;
 }
 
+void
+core_handler_unset(struct core *core, uint16_t lo, uint16_t hi)
+{
+	for (size_t i = 0; i < core->n_handlers; i++) {
+		if (core->handlers[i].lo != lo || core->handlers[i].hi != hi)
+			continue;
+		memmove(&core->handlers[i], &core->handlers[i + 1],
+		    (core->n_handlers - i - 1) * sizeof(core->handlers[0]));
+		core->n_handlers--;
+		return;
+	}
+}
+
 const struct core_handler *
 core_handler_find(const struct core *core, uint16_t type)
 {

@@ -87,6 +87,9 @@ void core_transport_info(const struct core *core, size_t i,
  * overlap another handler's: -EEXIST. */
 int core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
     core_handler_fn *fn, void *cls);
+/* Removes the handler set for exactly [lo, hi], if any; its cls is not
+ * used again. */
+void core_handler_unset(struct core *core, uint16_t lo, uint16_t hi);
 /* Notifications of links coming and going, and of queues draining. */
 void core_peer_cb_set(struct core *core, core_peer_fn *fn, void *cls);
 void core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls);

@@ -290,12 +290,12 @@ ferryd_on_hup(evutil_socket_t sig, short what, void *cls)
 		log_err("reload failed; keeping the running configuration");
 		goto out;
 	}
-	(void)cfg_warnings(cfg, ferryd_warn_cb, NULL);
 	if (core_reload(d->core, cfg) < 0) {
 		log_err("reload failed; keeping the running configuration");
 		cfg_free(cfg);
 		goto out;
 	}
+	(void)cfg_warnings(cfg, ferryd_warn_cb, NULL);
 	(void)service_reload(d->service, cfg);
 	cfg_free(d->cfg);
 	d->cfg = cfg;
@@ -427,7 +427,6 @@ main(int argc, char **argv)
 		cfg_free(d.cfg);
 		return r < 0 ? 1 : 0;
 	}
-	(void)cfg_warnings(d.cfg, ferryd_warn_cb, NULL);
 	d.stats = stats_new();
 	d.base = event_base_new();
 	if (d.stats == NULL || d.base == NULL)
@@ -441,6 +440,8 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* Only now do the loaded transports' sections have a schema. */
+	(void)cfg_warnings(d.cfg, ferryd_warn_cb, NULL);
 	log_notice("ferryd %s running as %s", FERRY_VERSION,
 	    core_identity_string(d.core));
 	(void)sdnotifyf("READY=1\nSTATUS=running as %s",

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* KX sending, receiving and rekeying (see handshake.h), core layer. */
+#define LOG_TAG "core"
+#include "core/handshake.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/core_int.h"
+#include "core/kx.h"
+#include "core/link.h"
+#include "core/path.h"
+#include "core/peer.h"
+#include "core/transport.h"
+#include "core/tx.h"
+#include "lib/log.h"
+#include "lib/time.h"
+
+#define HANDSHAKE_RETRY_MAX_US (30 * USEC_PER_SEC)
+#define HANDSHAKE_RETRY_SLOW_US (10 * 60 * USEC_PER_SEC)
+
+static uint64_t
+handshake_retry_base(const struct peer *p)
+{
+	if (p->best != NULL &&
+	    (p->best->t->api->caps & FERRY_TCAP_HIGH_LATENCY))
+		return HANDSHAKE_RETRY_SLOW_US;
+	return USEC_PER_SEC;
+}
+
+int
+handshake_send(struct peer *p)
+{
+	struct core *core = p->core;
+	uint8_t kx[FERRY_KX_SIZE];
+	int r;
+
+	if (p->best == NULL)
+		return -ENOTCONN;
+	r = peer_link_init(p);
+	if (r < 0)
+		return r;
+	link_build_kx(&p->link, time_real_us(), kx);
+	r = path_send(p->best, kx, sizeof(kx), false);
+	if (r < 0)
+		return r;
+	(*core->ctr.kx_sent)++;
+	p->last_kx_us = time_mono_us();
+	return 0;
+}
+
+void
+handshake_want(struct peer *p)
+{
+	struct core *core = p->core;
+
+	if (!p->want_link && !p->connected &&
+	    core->n_connected >= core->cc.max_peers)
+		return;
+	p->want_link = true;
+	if (p->best != NULL && (!p->link_ok || !link_ready(&p->link)) &&
+	    time_mono_us() - p->last_kx_us >= handshake_retry_base(p))
+		(void)handshake_send(p);
+}
+
+/* Cheap checks before any signature work; the peer if one is known. */
+static int
+handshake_precheck(struct core *core, const struct kx_msg *m,
+    struct peer **ret_peer)
+{
+	struct peer *p;
+
+	if (memcmp(&m->receiver, &core->ident->id, sizeof(m->receiver)) != 0 ||
+	    memcmp(&m->sender, &core->ident->id, sizeof(m->sender)) == 0) {
+		(*core->ctr.kx_refused)++;
+		return -EINVAL;
+	}
+	p = peer_find(core, &m->sender);
+	if (p != NULL && p->link_ok) {
+		if (link_kx_fresh(&p->link, m, time_real_us(),
+			core->cc.kx_max_skew_us) < 0) {
+			(*core->ctr.kx_stale)++;
+			return -EALREADY;
+		}
+	} else {
+		uint64_t now = time_real_us(), skew = core->cc.kx_max_skew_us;
+
+		if (m->timestamp_us > now + skew ||
+		    m->timestamp_us + skew < now) {
+			(*core->ctr.kx_stale)++;
+			return -ERANGE;
+		}
+	}
+	*ret_peer = p;
+	return 0;
+}
+
+/* The session the KX came over becomes (or stays) a path to p. */
+static void
+handshake_note_path(struct peer *p, struct transport *t,
+    const struct ferry_message_pack *mp)
+{
+	const struct ferry_transport_api *api = t->api;
+	struct path *pa;
+
+	if (mp->ts == NULL || !(api->caps & FERRY_TCAP_INBOUND_REPLY))
+		return;
+	pa = path_by_ts(p->core, mp->ts);
+	if (pa == NULL) {
+		if (api->associate(api->cls, mp->ts) < 0)
+			return;
+		pa = path_add(p, t, mp->ts, NULL);
+	}
+	if (pa == NULL || pa->peer != p)
+		return;
+	pa->last_rx_us = time_mono_us();
+	if (pa->failed) {
+		pa->failed = false;
+		path_choose(p);
+	}
+}
+
+void
+handshake_on_kx(struct core *core, struct transport *t,
+    const struct ferry_message_pack *mp, const uint8_t *msg, size_t len)
+{
+	uint64_t now = time_mono_us();
+	struct peer *p = NULL;
+	struct kx_msg m;
+	int bits;
+
+	(*core->ctr.kx_in)++;
+	if (kx_decode(msg, len, &m) < 0) {
+		(*core->ctr.kx_bad)++;
+		return;
+	}
+	if (handshake_precheck(core, &m, &p) < 0)
+		return;
+	if (!ratelimit_take(&core->rl_kx, now, 1) ||
+	    !core_src_allow(core, mp->src, mp->src_len)) {
+		(*core->ctr.kx_limited)++;
+		return;
+	}
+	if (kx_verify(msg, len) < 0) {
+		(*core->ctr.kx_bad)++;
+		return;
+	}
+	if (p == NULL) {
+		if (core->n_connected >= core->cc.max_peers ||
+		    (p = peer_get(core, &m.sender)) == NULL) {
+			(*core->ctr.kx_refused)++;
+			return;
+		}
+	}
+	memcpy(p->pk, m.pk, sizeof(p->pk));
+	if (peer_link_init(p) < 0)
+		return;
+	if (link_kx_fresh(&p->link, &m, time_real_us(),
+		core->cc.kx_max_skew_us) < 0) {
+		(*core->ctr.kx_stale)++;
+		return;
+	}
+	bits = link_on_kx(&p->link, &m, now);
+	if (bits < 0) {
+		(*core->ctr.kx_bad)++;
+		return;
+	}
+	p->last_rx_us = now;
+	p->want_link = true;
+	handshake_note_path(p, t, mp);
+	if (bits & LINK_KX_RESET)
+		peer_log(p, FERRY_LOG_INFO, "peer restarted: new keys");
+	if (bits & LINK_KX_NEWKEYS) {
+		(*core->ctr.key_changes)++;
+		p->kx_retry_us = handshake_retry_base(p);
+	}
+	peer_update_state(p);
+	if ((bits & LINK_KX_REPLY) && ratelimit_take(&p->rl_kx, now, 1))
+		(void)handshake_send(p);
+	if (bits & LINK_KX_NEWKEYS)
+		tx_schedule(p);
+}
+
+void
+handshake_peer_tick(struct peer *p, uint64_t now_us)
+{
+	struct core *core = p->core;
+	uint64_t base;
+
+	if (!p->want_link || p->best == NULL)
+		return;
+	if (p->link_ok)
+		link_expire(&p->link, now_us);
+	base = handshake_retry_base(p);
+	if (p->kx_retry_us < base)
+		p->kx_retry_us = base;
+	/* No keys yet, or new ones not confirmed: say it again, backing
+	 * off. */
+	if (!p->link_ok || !link_ready(&p->link) || p->link.next != NULL) {
+		if (now_us - p->last_kx_us >= p->kx_retry_us) {
+			(void)handshake_send(p);
+			p->kx_retry_us *= 2;
+			if (p->kx_retry_us > HANDSHAKE_RETRY_MAX_US &&
+			    base < HANDSHAKE_RETRY_MAX_US)
+				p->kx_retry_us = HANDSHAKE_RETRY_MAX_US;
+		}
+		return;
+	}
+	if (now_us - p->link.my_eph_us >= core->cc.rekey_interval_us ||
+	    link_tx_frames(&p->link) >= core->cc.rekey_messages) {
+		if (link_rotate(&p->link, now_us) == 0) {
+			peer_log(p, FERRY_LOG_DEBUG, "rekeying");
+			p->kx_retry_us = base;
+			(void)handshake_send(p);
+		}
+	}
+}

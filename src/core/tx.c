@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The send side of a peer link (see tx.h), core layer. */
+#define LOG_TAG "core"
+#include "core/tx.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/batch.h"
+#include "core/core_int.h"
+#include "core/gossip.h"
+#include "core/path.h"
+#include "core/peer.h"
+#include "core/transport.h"
+#include "lib/log.h"
+#include "lib/time.h"
+
+/* A path is given up after this many probe timeouts in a row, and not
+ * before this long without an acknowledgement. */
+#define TX_FAIL_PTOS 5
+#define TX_FAIL_MIN_US (2 * USEC_PER_SEC)
+/* The window we advertise never closes entirely, so that a slow local
+ * client throttles its peers instead of stalling them. */
+#define TX_MIN_RWND (16 * 1024)
+
+static void tx_flush_cb(evutil_socket_t fd, short what, void *cls);
+static void tx_timer_cb(evutil_socket_t fd, short what, void *cls);
+
+int
+tx_peer_init(struct peer *p)
+{
+	struct core *core = p->core;
+
+	p->flush_ev = event_new(core->base, -1, 0, tx_flush_cb, p);
+	p->timer_ev = evtimer_new(core->base, tx_timer_cb, p);
+	if (p->flush_ev == NULL || p->timer_ev == NULL)
+		return -ENOMEM;
+	cc_init(&p->cc, core->cc.initial_window, 1400, core->cc.recv_window);
+	return 0;
+}
+
+/* Releases the references a frame's record holds. */
+static void
+tx_release_items(struct sent_frame *sf)
+{
+	for (unsigned i = 0; i < sf->n_items; i++)
+		outmsg_unref(sf->items[i].big);
+	sf->n_items = 0;
+}
+
+static void
+tx_drop_settled(void *cls, struct sent_frame *sf, bool acked)
+{
+	(void)cls;
+	(void)acked;
+	tx_release_items(sf);
+}
+
+void
+tx_peer_done(struct peer *p)
+{
+	inflight_done(&p->fl, tx_drop_settled, NULL);
+	sendq_done(&p->q);
+	if (p->flush_ev != NULL)
+		event_free(p->flush_ev);
+	if (p->timer_ev != NULL)
+		event_free(p->timer_ev);
+	p->flush_ev = p->timer_ev = NULL;
+}
+
+/* What the receive window we advertise is now. */
+static uint32_t
+tx_rwnd(const struct core *core)
+{
+	uint64_t w = core->cc.recv_window;
+
+	w = core->rx_backlog < w ? w - core->rx_backlog : 0;
+	if (w < TX_MIN_RWND)
+		w = TX_MIN_RWND;
+	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+}
+
+/* Updates the queue gauge by delta bytes. */
+static void
+tx_gauge(struct core *core, int64_t delta)
+{
+	*core->ctr.queue_bytes += (uint64_t)delta;
+}
+
+int
+tx_queue_data(struct peer *p, uint16_t type, const void *data, size_t len)
+{
+	size_t cap = FERRY_MSG_SIZE_MAX - FERRY_ENC_OVERHEAD;
+	int r;
+
+	r = sendq_push(&p->q, SENDQ_DATA, type, data, len,
+	    FERRY_HDR_SIZE + len > cap, p->next_msg_id);
+	if (r < 0)
+		return r;
+	if (FERRY_HDR_SIZE + len > cap)
+		p->next_msg_id++;
+	tx_gauge(p->core, (int64_t)len);
+	tx_schedule(p);
+	return 0;
+}
+
+int
+tx_queue_ctrl(struct peer *p, uint16_t type, const void *data, size_t len)
+{
+	int r = sendq_push(&p->q, SENDQ_CTRL, type, data, len, false, 0);
+
+	if (r == 0)
+		tx_schedule(p);
+	return r;
+}
+
+void
+tx_schedule(struct peer *p)
+{
+	struct timeval tv;
+
+	if (p->core->cc.cork_us == 0) {
+		event_active(p->flush_ev, 0, 0);
+		return;
+	}
+	/* With a cork, a full frame's worth goes at once and less waits. */
+	if (p->q.bytes >= p->cc.mss) {
+		event_active(p->flush_ev, 0, 0);
+	} else if (!event_pending(p->flush_ev, EV_TIMEOUT, NULL)) {
+		time_us_to_tv(p->core->cc.cork_us, &tv);
+		(void)event_add(p->flush_ev, &tv);
+	}
+}
+
+/* A frame's record settled: feed the window, resend lost fragments. */
+static void
+tx_settled(void *cls, struct sent_frame *sf, bool acked)
+{
+	struct peer *p = cls;
+	struct core *core = p->core;
+	uint64_t now = time_mono_us();
+
+	if (acked) {
+		cc_on_acked(&p->cc, sf->bytes, sf->sent_us);
+		tx_release_items(sf);
+		return;
+	}
+	(*core->ctr.frames_lost)++;
+	cc_on_lost(&p->cc, sf->sent_us, now);
+	for (unsigned i = 0; i < sf->n_items; i++) {
+		struct sent_item *it = &sf->items[i];
+
+		if (sendq_push_retx(&p->q, it->big, it->off, it->len) == 0)
+			tx_gauge(core, it->len);
+	}
+	tx_release_items(sf);
+}
+
+static void
+tx_arm_timer(struct peer *p)
+{
+	uint64_t now = time_mono_us(), at = 0;
+	struct timeval tv;
+
+	if (acktrack_pending(&p->acks))
+		at = p->acks.deadline_us;
+	if (p->loss_at_us != 0 && (at == 0 || p->loss_at_us < at))
+		at = p->loss_at_us;
+	if (p->fl.eliciting > 0) {
+		uint64_t pto = p->fl.last_eliciting_us + cc_pto(&p->cc);
+
+		if (at == 0 || pto < at)
+			at = pto;
+	}
+	if (at == 0) {
+		if (p->timer_at_us != 0)
+			(void)evtimer_del(p->timer_ev);
+		p->timer_at_us = 0;
+		return;
+	}
+	if (at == p->timer_at_us && evtimer_pending(p->timer_ev, NULL))
+		return;
+	p->timer_at_us = at;
+	time_us_to_tv(at > now ? at - now : 0, &tv);
+	(void)evtimer_add(p->timer_ev, &tv);
+}
+
+/* Puts the references of fragments in a unit that never left back in
+ * the queue, and forgets the frames' records. */
+static void
+tx_requeue(struct peer *p, struct sent_frame *sfs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		for (unsigned k = 0; k < sfs[i].n_items; k++) {
+			struct sent_item *it = &sfs[i].items[k];
+
+			if (sendq_push_retx(&p->q, it->big, it->off,
+				it->len) == 0)
+				tx_gauge(p->core, it->len);
+		}
+		tx_release_items(&sfs[i]);
+	}
+}
+
+#define TX_UNIT_FRAMES 256 /* frames in one unit at most (mail) */
+
+struct tx_unit {
+	size_t used;			    /* bytes of the unit built */
+	unsigned n;			    /* frames in it */
+	struct sent_frame sf[TX_UNIT_FRAMES]; /* their records */
+};
+
+/*
+ * Seals one frame into the unit being built. Returns false when nothing
+ * more can go into this unit.
+ */
+static bool
+tx_build_frame(struct peer *p, struct path *pa, struct tx_unit *u,
+    uint64_t *room, uint64_t now)
+{
+	struct core *core = p->core;
+	size_t mtu = path_mtu(pa), cap, n = 0, frame_cap;
+	struct sent_frame *sf = &u->sf[u->n];
+	struct batch_counts cnt = { 0 };
+	uint64_t ctr;
+	int sealed;
+
+	if (u->n == TX_UNIT_FRAMES || mtu - u->used <= FERRY_ENC_OVERHEAD + 8)
+		return false;
+	cap = mtu - u->used;
+	if (cap > FERRY_MSG_SIZE_MAX)
+		cap = FERRY_MSG_SIZE_MAX;
+	cap -= FERRY_ENC_OVERHEAD;
+	frame_cap = (mtu < FERRY_MSG_SIZE_MAX ? mtu : FERRY_MSG_SIZE_MAX) -
+	    FERRY_ENC_OVERHEAD;
+	memset(sf, 0, sizeof(*sf));
+	if (acktrack_pending(&p->acks)) {
+		n = acktrack_write(&p->acks, core->pt_buf, cap, tx_rwnd(core),
+		    now);
+		if (n > 0)
+			(*core->ctr.acks_out)++;
+	}
+	if (*room > 0 || p->probe)
+		n += batch_fill(&p->q, core->pt_buf + n, cap - n, frame_cap,
+		    &p->next_msg_id, sf, &cnt);
+	if (n == 0)
+		return false;
+	sealed = link_seal(&p->link, core->pt_buf, n, core->unit_buf + u->used,
+	    &ctr);
+	if (sealed < 0) {
+		tx_requeue(p, sf, 1);
+		return false;
+	}
+	sf->counter = ctr;
+	sf->sent_us = now;
+	sf->bytes = (uint32_t)sealed;
+	u->used += (size_t)sealed;
+	u->n++;
+	(*core->ctr.enc_out)++;
+	*core->ctr.msg_out += cnt.msgs;
+	*core->ctr.frag_out += cnt.frags;
+	*core->ctr.frag_retx += cnt.retx;
+	*core->ctr.msg_bytes_out += cnt.payload;
+	tx_gauge(core, -(int64_t)cnt.payload);
+	if (sf->eliciting) {
+		p->probe = false;
+		*room = *room > (uint64_t)sealed ? *room - (uint64_t)sealed : 0;
+	}
+	return true;
+}
+
+/* Records sent frames (unreliable paths) or lets go of their fragments
+ * (reliable paths: the transport now owns delivery). */
+static void
+tx_commit(struct peer *p, struct path *pa, struct tx_unit *u)
+{
+	bool track = path_unreliable(pa);
+
+	for (unsigned i = 0; i < u->n; i++) {
+		struct sent_frame *sf = &u->sf[i];
+
+		if (track && sf->eliciting && inflight_add(&p->fl, sf) == 0)
+			continue;
+		tx_release_items(sf);
+	}
+}
+
+static bool
+tx_wants_to_send(const struct peer *p, uint64_t room, uint64_t now)
+{
+	if (acktrack_pending(&p->acks) && p->acks.deadline_us <= now)
+		return true;
+	return !sendq_empty(&p->q) && (room > 0 || p->probe);
+}
+
+static void
+tx_flush(struct peer *p)
+{
+	struct core *core = p->core;
+	uint64_t now = time_mono_us();
+	struct path *pa;
+
+	while (p->link_ok && link_ready(&p->link) && (pa = p->best) != NULL &&
+	    !pa->blocked) {
+		uint64_t room = path_unreliable(pa)
+		    ? cc_room(&p->cc, p->fl.bytes)
+		    : UINT64_MAX;
+		struct tx_unit *u;
+		int r;
+
+		if (!tx_wants_to_send(p, room, now))
+			break;
+		if (core_unit_buf(core, path_mtu(pa)) == NULL)
+			break;
+		u = core->txu;
+		u->used = 0;
+		u->n = 0;
+		while (tx_build_frame(p, pa, u, &room, now))
+			if (!tx_wants_to_send(p, room, now) &&
+			    !acktrack_pending(&p->acks))
+				break;
+		if (u->n == 0)
+			break;
+		r = path_send(pa, core->unit_buf, u->used, true);
+		if (r < 0) {
+			tx_requeue(p, u->sf, u->n);
+			(*pa->t->stat_send_fail)++;
+			path_fail(pa);
+			continue;
+		}
+		tx_commit(p, pa, u);
+		p->last_tx_us = now;
+	}
+	tx_arm_timer(p);
+	if (sendq_drained(&p->q) && core->drain_cb != NULL)
+		core->drain_cb(core->drain_cb_cls, &p->id);
+}
+
+static void
+tx_flush_cb(evutil_socket_t fd, short what, void *cls)
+{
+	(void)fd;
+	(void)what;
+	tx_flush(cls);
+}
+
+static void
+tx_timer_cb(evutil_socket_t fd, short what, void *cls)
+{
+	struct peer *p = cls;
+	uint64_t now = time_mono_us();
+
+	(void)fd;
+	(void)what;
+	p->timer_at_us = 0;
+	p->loss_at_us = inflight_detect(&p->fl, now, cc_loss_delay(&p->cc),
+	    tx_settled, p);
+	if (p->fl.eliciting > 0 &&
+	    now >= p->fl.last_eliciting_us + cc_pto(&p->cc)) {
+		p->cc.pto_count++;
+		if (p->cc.pto_count >= TX_FAIL_PTOS &&
+		    now - p->last_ack_us >= TX_FAIL_MIN_US && p->best != NULL) {
+			inflight_lose_all(&p->fl, tx_settled, p);
+			cc_collapse(&p->cc);
+			p->cc.pto_count = 0;
+			path_fail(p->best);
+		} else {
+			/* A probe past the window: its ACK tells what of the
+			 * frames before it arrived. */
+			p->probe = true;
+			(void)tx_queue_ctrl(p, FERRY_MSG_KEEPALIVE, NULL, 0);
+		}
+	}
+	tx_flush(p);
+}
+
+void
+tx_link_up(struct peer *p)
+{
+	/* Send something at once: our first frame under the new keys is
+	 * what confirms them to the peer if our KX did not. */
+	(void)tx_queue_ctrl(p, FERRY_MSG_KEEPALIVE, NULL, 0);
+	gossip_link_up(p);
+}
+
+void
+tx_path_changed(struct peer *p)
+{
+	struct path *pa = p->best;
+	size_t mtu;
+
+	if (pa == NULL)
+		return;
+	mtu = path_mtu(pa) < FERRY_MSG_SIZE_MAX ? path_mtu(pa)
+						: FERRY_MSG_SIZE_MAX;
+	/* A new path has its own capacity: start its window afresh, but keep
+	 * what is in flight accounted until it settles. */
+	cc_init(&p->cc, p->core->cc.initial_window, mtu, p->cc.peer_rwnd);
+	tx_schedule(p);
+}
+
+void
+tx_on_ack(struct peer *p, const uint8_t *msg, size_t len)
+{
+	struct core *core = p->core;
+	uint64_t now = time_mono_us(), rtt;
+	struct ack_msg a;
+	uint64_t before = p->fl.bytes;
+
+	if (ack_decode(msg, len, &a) < 0) {
+		(*core->ctr.msg_bad)++;
+		return;
+	}
+	(*core->ctr.acks_in)++;
+	p->cc.peer_rwnd = a.rwnd;
+	inflight_on_ack(&p->fl, &a, now, cc_loss_delay(&p->cc), tx_settled, p,
+	    &rtt);
+	if (rtt > 0)
+		cc_on_rtt(&p->cc, rtt, a.delay_us);
+	if (p->fl.bytes < before) {
+		p->last_ack_us = now;
+		p->cc.pto_count = 0;
+	}
+	p->loss_at_us = inflight_detect(&p->fl, now, cc_loss_delay(&p->cc),
+	    tx_settled, p);
+	tx_schedule(p);
+}
+
+void
+tx_on_frame(struct peer *p, struct path *pa, uint64_t counter, bool eliciting)
+{
+	if (pa == NULL || !path_unreliable(pa))
+		return;
+	acktrack_on_frame(&p->acks, counter, eliciting, time_mono_us(),
+	    CC_MAX_ACK_DELAY_US);
+	if (acktrack_pending(&p->acks)) {
+		if (p->acks.deadline_us <= time_mono_us())
+			tx_schedule(p);
+		else
+			tx_arm_timer(p);
+	}
+}
+
+void
+tx_peer_tick(struct peer *p, uint64_t now_us)
+{
+	struct core *core = p->core;
+	bool slow;
+
+	if (!p->connected || p->best == NULL)
+		return;
+	/* Over mail a keepalive would be a mail: none, and no timeout. */
+	slow = (p->best->t->api->caps & FERRY_TCAP_HIGH_LATENCY) != 0;
+	if (slow)
+		return;
+	if (now_us - p->last_tx_us >= core->cc.keepalive_us)
+		(void)tx_queue_ctrl(p, FERRY_MSG_KEEPALIVE, NULL, 0);
+	if (now_us - p->last_rx_us >= core->cc.link_timeout_us)
+		peer_link_lost(p);
+}
+
+struct tx_unit *
+tx_unit_new(void)
+{
+	return calloc(1, sizeof(struct tx_unit));
+}

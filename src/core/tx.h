@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The send side of a peer link, core layer: queues messages, packs them
+ * into encrypted frames on the best path as the congestion window and the
+ * transport allow, keeps frames sent over unreliable transports in flight
+ * until acknowledged, resends lost fragments, and times acknowledgements,
+ * probes and keepalives. A message for an idle link leaves at the end of
+ * the current event-loop turn; messages queued meanwhile share frames.
+ */
+#ifndef FERRY_CORE_TX_H
+#define FERRY_CORE_TX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct path;
+struct peer;
+
+/* Creates the peer's events and congestion state. 0 or -ENOMEM. */
+int tx_peer_init(struct peer *p);
+/* Frees the queue, the frames in flight and the events. */
+void tx_peer_done(struct peer *p);
+/* Queues an application (or upper-layer) message: 0, -EAGAIN (queue
+ * full; a drain notification follows), -ENOMEM. */
+int tx_queue_data(struct peer *p, uint16_t type, const void *data,
+    size_t len);
+/* Queues a control message ahead of data. 0 or -ENOMEM. */
+int tx_queue_ctrl(struct peer *p, uint16_t type, const void *data,
+    size_t len);
+/* Asks for a flush at the end of this event-loop turn (or after CORK). */
+void tx_schedule(struct peer *p);
+/* Keys and a path became available. */
+void tx_link_up(struct peer *p);
+/* The best path changed. */
+void tx_path_changed(struct peer *p);
+/* An ACK message arrived from p. */
+void tx_on_ack(struct peer *p, const uint8_t *msg, size_t len);
+/* A frame arrived over pa; counter as decrypted. Schedules our ACK if
+ * the transport is unreliable. */
+void tx_on_frame(struct peer *p, struct path *pa, uint64_t counter,
+    bool eliciting);
+/* Keepalives and link timeouts, from the maintenance tick. */
+void tx_peer_tick(struct peer *p, uint64_t now_us);
+/* The core's scratch for building one unit (free with free()). */
+struct tx_unit *tx_unit_new(void);
+
+#endif /* FERRY_CORE_TX_H */

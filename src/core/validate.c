@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* HELO intake and PING/PONG address validation (see validate.h). */
+#define LOG_TAG "core"
+#include "core/validate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "core/core_int.h"
+#include "core/handshake.h"
+#include "core/helo.h"
+#include "core/ownhelo.h"
+#include "core/path.h"
+#include "core/peer.h"
+#include "core/pingpong.h"
+#include "core/transport.h"
+#include "lib/log.h"
+#include "lib/map.h"
+#include "lib/time.h"
+#include "lib/wire.h"
+
+#define VALIDATE_MAX_ADDRS 16	  /* addresses kept per peer */
+#define VALIDATE_MAX_FAILURES 3	  /* unanswered PINGs before giving up */
+#define VALIDATE_PING_TIMES_MAX 16384 /* addresses with a PING on record */
+
+/* When we last pinged an address, whoever claimed it. */
+struct ping_time {
+	uint64_t last_us;
+	uint16_t klen;
+	uint8_t key[2 + FERRY_ADDR_MAX]; /* protocol, then address */
+};
+
+static uint64_t
+validate_timeout(const struct core *core, const struct transport *t)
+{
+	return (t->api->caps & FERRY_TCAP_HIGH_LATENCY)
+	    ? core->cc.validation_timeout_slow_us
+	    : core->cc.validation_timeout_us;
+}
+
+struct evict_ctx {
+	uint64_t before_us;
+	struct ping_time *victim;
+};
+
+static bool
+validate_find_stale(void *cls, const void *key, size_t len, void *value)
+{
+	struct evict_ctx *ctx = cls;
+	struct ping_time *pt = value;
+
+	(void)key;
+	(void)len;
+	if (pt->last_us < ctx->before_us) {
+		ctx->victim = pt;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The per-address rule: true (and the time recorded) if no PING went to
+ * this address within PING_INTERVAL. Entries younger than the interval are
+ * never evicted, so a flood of addresses cannot buy a second PING to one.
+ */
+static bool
+validate_slot(struct core *core, uint16_t proto, const uint8_t *addr,
+    size_t len, uint64_t now_us)
+{
+	uint8_t key[2 + FERRY_ADDR_MAX];
+	struct ping_time *pt;
+
+	wire_put16(key, proto);
+	memcpy(key + 2, addr, len);
+	pt = map_get(core->ping_times, key, 2 + len);
+	if (pt != NULL) {
+		if (now_us - pt->last_us < core->cc.ping_interval_us)
+			return false;
+		pt->last_us = now_us;
+		return true;
+	}
+	if (map_size(core->ping_times) >= VALIDATE_PING_TIMES_MAX) {
+		struct evict_ctx ctx = { 0, NULL };
+
+		if (now_us > core->cc.ping_interval_us)
+			ctx.before_us = now_us - core->cc.ping_interval_us;
+		map_foreach(core->ping_times, validate_find_stale, &ctx);
+		if (ctx.victim == NULL)
+			return false;
+		(void)map_remove(core->ping_times, ctx.victim->key,
+		    ctx.victim->klen);
+		free(ctx.victim);
+	}
+	pt = malloc(sizeof(*pt));
+	if (pt == NULL)
+		return false;
+	pt->last_us = now_us;
+	pt->klen = (uint16_t)(2 + len);
+	memcpy(pt->key, key, pt->klen);
+	if (map_put(core->ping_times, pt->key, pt->klen, pt) < 0) {
+		free(pt);
+		return false;
+	}
+	return true;
+}
+
+/* The session to send to a, opening one if needed. */
+static struct ferry_tsession *
+validate_session(struct addr *a)
+{
+	const struct ferry_transport_api *api = a->t->api;
+	int r;
+
+	if (a->ts != NULL)
+		return a->ts;
+	r = api->connect(api->cls, a->bytes, a->len, &a->ts);
+	if (r < 0) {
+		peer_log(a->peer, FERRY_LOG_INFO, "%s connect failed: %s",
+		    a->t->name, strerror(-r));
+		a->ts = NULL;
+	}
+	return a->ts;
+}
+
+static void
+validate_forget_challenge(struct addr *a)
+{
+	struct core *core = a->peer->core;
+
+	if (map_get(core->challenges, a->challenge, FERRY_CHALLENGE_LEN) == a)
+		(void)map_remove(core->challenges, a->challenge,
+		    FERRY_CHALLENGE_LEN);
+}
+
+/* Sends a PING for a, with our HELOs in front so that the peer can find
+ * us (and reverse the connection). -EDQUOT if the advertiser's limit says
+ * no, -EAGAIN if the address was pinged too recently. */
+static int
+validate_ping(struct addr *a, struct peer *advertiser, uint64_t now_us)
+{
+	struct core *core = a->peer->core;
+	size_t mtu = a->t->api->mtu, plen = pingpong_size(a->len), off;
+	struct ferry_tsession *ts;
+	uint8_t *unit;
+	int r;
+
+	if (advertiser != NULL &&
+	    !ratelimit_take(&advertiser->rl_pings, now_us, 1)) {
+		(*core->ctr.ping_limited)++;
+		return -EDQUOT;
+	}
+	if (!validate_slot(core, a->t->api->protocol, a->bytes, a->len,
+		now_us)) {
+		(*core->ctr.ping_limited)++;
+		return -EAGAIN;
+	}
+	ts = validate_session(a);
+	unit = core_unit_buf(core, mtu);
+	if (ts == NULL || unit == NULL || plen > mtu)
+		return -EIO;
+	validate_forget_challenge(a);
+	randombytes_buf(a->challenge, sizeof(a->challenge));
+	if (map_put(core->challenges, a->challenge, FERRY_CHALLENGE_LEN, a) <
+	    0)
+		return -ENOMEM;
+	off = ownhelo_fill(core, unit, mtu - plen);
+	r = ping_build(unit + off, mtu - off, &a->peer->id, a->challenge,
+	    a->t->api->protocol, a->bytes, a->len);
+	if (r < 0)
+		return r;
+	r = core_unit_send(core, a->t, ts, unit, off + (size_t)r, false);
+	if (r < 0 && r != -EAGAIN)
+		return r;
+	(*core->ctr.ping_sent)++;
+	a->ping_sent_us = now_us;
+	if (a->state == ADDR_VALID)
+		a->revalidating = true;
+	else
+		a->state = ADDR_PINGING;
+	return 0;
+}
+
+void
+validate_addr_free(struct addr *a)
+{
+	struct peer *p = a->peer;
+
+	validate_forget_challenge(a);
+	if (a->path != NULL)
+		path_free(a->path, true);
+	else if (a->ts != NULL)
+		(void)a->t->api->disconnect(a->t->api->cls, a->ts);
+	TAILQ_REMOVE(&p->addrs, a, link);
+	p->n_addrs--;
+	free(a->helo);
+	free(a);
+}
+
+static struct addr *
+validate_addr_find(struct peer *p, uint16_t proto, const uint8_t *bytes,
+    size_t len)
+{
+	struct addr *a;
+
+	TAILQ_FOREACH(a, &p->addrs, link)
+		if (a->t->api->protocol == proto && a->len == len &&
+		    memcmp(a->bytes, bytes, len) == 0)
+			return a;
+	return NULL;
+}
+
+/* Points a at a new copy of its HELO. */
+static int
+validate_set_helo(struct addr *a, const struct helo *h)
+{
+	uint8_t *copy = malloc(h->raw_len);
+
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, h->raw, h->raw_len);
+	free(a->helo);
+	a->helo = copy;
+	a->helo_len = h->raw_len;
+	a->bytes = copy + (h->addr - h->raw);
+	a->len = h->addr_len;
+	a->mtu = h->mtu;
+	a->expiry_s = h->expiry;
+	return 0;
+}
+
+static struct addr *
+validate_addr_new(struct peer *p, struct transport *t, const struct helo *h)
+{
+	struct addr *a, *old = NULL;
+
+	if (p->n_addrs >= VALIDATE_MAX_ADDRS) {
+		/* Make room by forgetting an address that never worked. */
+		TAILQ_FOREACH(a, &p->addrs, link)
+			if (a->state == ADDR_NEW || a->state == ADDR_FAILED)
+				old = a;
+		if (old == NULL)
+			return NULL;
+		validate_addr_free(old);
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	a->peer = p;
+	a->t = t;
+	a->state = ADDR_NEW;
+	if (validate_set_helo(a, h) < 0) {
+		free(a);
+		return NULL;
+	}
+	TAILQ_INSERT_TAIL(&p->addrs, a, link);
+	p->n_addrs++;
+	return a;
+}
+
+/* Common checks of a HELO; fills h and *ret_t. 0, -EBADMSG (malformed
+ * or forged), -ESTALE (expired), -ENOENT (transport not loaded), -EPERM
+ * (the transport refuses the address). Each is counted. */
+static int
+validate_check_helo(struct core *core, const uint8_t *msg, size_t len,
+    struct helo *h, struct transport **ret_t)
+{
+	const struct ferry_transport_api *api;
+	struct transport *t;
+	int r;
+
+	(*core->ctr.helo_in)++;
+	if (helo_decode(msg, len, h) < 0) {
+		(*core->ctr.helo_bad)++;
+		return -EBADMSG;
+	}
+	t = core_transport_by_proto(core, h->protocol);
+	if (t == NULL) {
+		(*core->ctr.helo_no_transport)++;
+		return -ENOENT;
+	}
+	api = t->api;
+	if (api->verify_helo(api->cls, h->addr, h->addr_len) < 0) {
+		(*core->ctr.helo_refused)++;
+		return -EPERM;
+	}
+	r = helo_verify(h, time_real_s());
+	if (r < 0) {
+		(*(r == -ESTALE ? core->ctr.helo_expired : core->ctr.helo_bad))++;
+		return r;
+	}
+	*ret_t = t;
+	return 0;
+}
+
+int
+validate_learn(struct core *core, const uint8_t *msg, size_t len,
+    struct peer *advertiser, bool local)
+{
+	struct transport *t;
+	struct helo h;
+	struct peer *p;
+	struct addr *a;
+	int r;
+
+	r = validate_check_helo(core, msg, len, &h, &t);
+	if (r < 0)
+		return r;
+	if (memcmp(&h.id, &core->ident->id, sizeof(h.id)) == 0)
+		return 0; /* our own, passed back to us */
+	p = peer_get(core, &h.id);
+	if (p == NULL)
+		return -ENOSPC;
+	memcpy(p->pk, h.pk, sizeof(p->pk));
+	a = validate_addr_find(p, h.protocol, h.addr, h.addr_len);
+	if (a != NULL) {
+		if (h.expiry > a->expiry_s)
+			(void)validate_set_helo(a, &h);
+		return 0;
+	}
+	a = validate_addr_new(p, t, &h);
+	if (a == NULL)
+		return -ENOSPC;
+	peer_log(p, FERRY_LOG_DEBUG, "learnt a %s address", t->name);
+	if (local)
+		advertiser = NULL;
+	else if (advertiser == NULL)
+		advertiser = p; /* it advertises itself */
+	/* An address whose first PING its advertiser may not buy is not
+	 * kept either: retrying it later would sidestep the limit. */
+	if (validate_ping(a, advertiser, time_mono_us()) == -EDQUOT) {
+		validate_addr_free(a);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+int
+validate_restore(struct core *core, const uint8_t *msg, size_t len,
+    uint64_t valid_until_s)
+{
+	struct transport *t;
+	struct helo h;
+	struct peer *p;
+	struct addr *a;
+
+	if (validate_check_helo(core, msg, len, &h, &t) < 0 ||
+	    valid_until_s <= time_real_s())
+		return -EINVAL;
+	p = peer_get(core, &h.id);
+	if (p == NULL)
+		return -ENOSPC;
+	memcpy(p->pk, h.pk, sizeof(p->pk));
+	a = validate_addr_find(p, h.protocol, h.addr, h.addr_len);
+	if (a == NULL)
+		a = validate_addr_new(p, t, &h);
+	if (a == NULL)
+		return -ENOSPC;
+	a->state = ADDR_VALID;
+	a->valid_until_s = valid_until_s;
+	if (validate_session(a) == NULL)
+		return -EIO;
+	if (a->path == NULL && path_add(p, t, a->ts, a) == NULL)
+		a->ts = NULL; /* path_add released the reference */
+	p->want_link = true;
+	/* Our disk says it worked; check that it still does. */
+	(void)validate_ping(a, NULL, time_mono_us());
+	return 0;
+}
+
+/* Where to send the PONG when the PING's session cannot carry a reply:
+ * the pinger's cheapest address among the HELOs it put before the PING. */
+static struct addr *
+validate_reply_addr(struct core *core, const struct ferry_message_pack *mp,
+    const uint8_t *ping_msg)
+{
+	const uint8_t *unit = mp->msg;
+	struct addr *best = NULL;
+	size_t off = 0;
+
+	while (unit + off < ping_msg) {
+		size_t size = wire_get16(unit + off);
+		struct helo h;
+		struct peer *p;
+		struct addr *a;
+
+		if (helo_decode(unit + off, size, &h) == 0 &&
+		    (p = peer_find(core, &h.id)) != NULL &&
+		    (a = validate_addr_find(p, h.protocol, h.addr,
+			 h.addr_len)) != NULL &&
+		    (best == NULL || a->t->api->cost < best->t->api->cost))
+			best = a;
+		off += size;
+	}
+	return best;
+}
+
+static bool
+validate_src_ok(struct core *core, const struct ferry_message_pack *mp);
+
+void
+validate_on_ping(struct core *core, struct transport *t,
+    const struct ferry_message_pack *mp, const uint8_t *msg, size_t len)
+{
+	uint8_t pong[FERRY_PONG_FIXED + FERRY_ADDR_MAX];
+	struct ferry_tsession *ts = mp->ts;
+	struct transport *rt = t;
+	uint64_t now = time_mono_us();
+	struct ping ping;
+	int r;
+
+	(*core->ctr.ping_in)++;
+	if (ping_decode(msg, len, &ping) < 0 ||
+	    memcmp(&ping.target, &core->ident->id, sizeof(ping.target)) != 0 ||
+	    !ownhelo_has(core, ping.protocol, ping.addr, ping.addr_len)) {
+		(*core->ctr.ping_refused)++;
+		return;
+	}
+	if (!ratelimit_take(&core->rl_pong, now, 1) ||
+	    !validate_src_ok(core, mp)) {
+		(*core->ctr.pong_limited)++;
+		return;
+	}
+	if (ts == NULL || !(t->api->caps & FERRY_TCAP_INBOUND_REPLY)) {
+		struct addr *a = validate_reply_addr(core, mp, msg);
+
+		if (a == NULL || (ts = validate_session(a)) == NULL) {
+			(*core->ctr.ping_refused)++;
+			return;
+		}
+		rt = a->t;
+	}
+	r = pong_build(pong, sizeof(pong), core->ident, ping.challenge,
+	    ping.protocol,
+	    time_real_s() + core->cc.validation_lifetime_us / USEC_PER_SEC,
+	    ping.addr, ping.addr_len);
+	/* The PONG is as large as the PING at most (pingpong_size). */
+	if (r > 0 && core_unit_send(core, rt, ts, pong, (size_t)r, false) == 0)
+		(*core->ctr.pong_sent)++;
+}
+
+void
+validate_on_pong(struct core *core, const uint8_t *msg, size_t len)
+{
+	uint64_t now_s = time_real_s(), until;
+	struct pong po;
+	struct addr *a;
+	struct peer *p;
+
+	(*core->ctr.pong_in)++;
+	if (pong_decode(msg, len, &po) < 0) {
+		(*core->ctr.pong_bad)++;
+		return;
+	}
+	a = map_get(core->challenges, po.challenge, FERRY_CHALLENGE_LEN);
+	if (a == NULL) {
+		(*core->ctr.pong_unsolicited)++;
+		return;
+	}
+	p = a->peer;
+	/* The challenge alone is not proof: the PONG must come from the
+	 * advertised peer and vouch for exactly the address pinged. */
+	if (memcmp(&po.id, &p->id, sizeof(po.id)) != 0 ||
+	    po.protocol != a->t->api->protocol || po.addr_len != a->len ||
+	    memcmp(po.addr, a->bytes, a->len) != 0 ||
+	    pong_verify(&po, now_s) < 0) {
+		(*core->ctr.pong_bad)++;
+		peer_log(p, FERRY_LOG_INFO, "rejected a forged or mismatched PONG");
+		return;
+	}
+	validate_forget_challenge(a);
+	until = now_s + core->cc.validation_lifetime_us / USEC_PER_SEC;
+	a->valid_until_s = po.expiry < until ? po.expiry : until;
+	a->state = ADDR_VALID;
+	a->revalidating = false;
+	a->failures = 0;
+	(*core->ctr.validations)++;
+	memcpy(p->pk, po.pk, sizeof(p->pk));
+	peer_log(p, FERRY_LOG_INFO, "validated a %s address", a->t->name);
+	if (a->path == NULL && a->ts != NULL &&
+	    path_add(p, a->t, a->ts, a) == NULL)
+		a->ts = NULL;
+	core_book_dirty(core);
+	handshake_want(p);
+}
+
+/* A PING that got no PONG in time. */
+static void
+validate_failed(struct addr *a, uint64_t now_us)
+{
+	struct core *core = a->peer->core;
+
+	(*core->ctr.validation_failures)++;
+	validate_forget_challenge(a);
+	a->failures++;
+	a->revalidating = false;
+	a->state = ADDR_FAILED;
+	a->retry_at_us = now_us + (core->cc.ping_interval_us << a->failures);
+	if (a->path != NULL)
+		path_free(a->path, true);
+	else if (a->ts != NULL) {
+		(void)a->t->api->disconnect(a->t->api->cls, a->ts);
+		a->ts = NULL;
+	}
+	peer_log(a->peer, FERRY_LOG_INFO, "%s address did not answer",
+	    a->t->name);
+}
+
+void
+validate_peer_tick(struct peer *p, uint64_t now_us)
+{
+	struct core *core = p->core;
+	uint64_t now_s = time_real_s();
+	uint64_t life_s = core->cc.validation_lifetime_us / USEC_PER_SEC;
+	struct addr *a, *tmp;
+
+	for (a = TAILQ_FIRST(&p->addrs); a != NULL; a = tmp) {
+		tmp = TAILQ_NEXT(a, link);
+		if (a->expiry_s <= now_s ||
+		    (a->state == ADDR_FAILED &&
+			a->failures >= VALIDATE_MAX_FAILURES)) {
+			validate_addr_free(a);
+			continue;
+		}
+		if ((a->state == ADDR_PINGING || a->revalidating) &&
+		    now_us - a->ping_sent_us > validate_timeout(core, a->t)) {
+			validate_failed(a, now_us);
+			continue;
+		}
+		if (a->state == ADDR_VALID && a->valid_until_s <= now_s) {
+			a->state = ADDR_NEW;
+			if (a->path != NULL)
+				path_free(a->path, true);
+		}
+		if ((a->state == ADDR_VALID && !a->revalidating &&
+			a->valid_until_s <= now_s + life_s / 10) ||
+		    a->state == ADDR_NEW ||
+		    (a->state == ADDR_FAILED && now_us >= a->retry_at_us))
+			(void)validate_ping(a, NULL, now_us);
+	}
+}
+
+/* Per-source limit on work a sender can cause (PONGs, handshakes). */
+struct src_limit {
+	struct ratelimit rl;
+	uint16_t len;
+	uint8_t key[64];
+};
+
+#define VALIDATE_SRC_MAX 4096
+
+static bool
+validate_src_drop_any(void *cls, const void *key, size_t len, void *value)
+{
+	struct src_limit **victim = cls;
+
+	(void)key;
+	(void)len;
+	*victim = value;
+	return false;
+}
+
+bool
+core_src_allow(struct core *core, const void *src, size_t len)
+{
+	struct src_limit *sl;
+	uint64_t now = time_mono_us();
+
+	if (src == NULL || len == 0)
+		return true;
+	if (len > sizeof(sl->key))
+		len = sizeof(sl->key);
+	sl = map_get(core->src_limits, src, len);
+	if (sl == NULL) {
+		if (map_size(core->src_limits) >= VALIDATE_SRC_MAX) {
+			struct src_limit *victim = NULL;
+
+			/* Any entry will do: a full bucket is what a new one
+			 * would get anyway. */
+			map_foreach(core->src_limits, validate_src_drop_any,
+			    &victim);
+			(void)map_remove(core->src_limits, victim->key,
+			    victim->len);
+			free(victim);
+		}
+		sl = malloc(sizeof(*sl));
+		if (sl == NULL)
+			return false;
+		ratelimit_init(&sl->rl, core->cc.kx_rate_per_source,
+		    core->cc.kx_rate_per_source);
+		sl->len = (uint16_t)len;
+		memcpy(sl->key, src, len);
+		if (map_put(core->src_limits, sl->key, sl->len, sl) < 0) {
+			free(sl);
+			return false;
+		}
+	}
+	return ratelimit_take(&sl->rl, now, 1);
+}
+
+static bool
+validate_src_ok(struct core *core, const struct ferry_message_pack *mp)
+{
+	return core_src_allow(core, mp->src, mp->src_len);
+}
