@@ -226,10 +226,8 @@ inflight_add(struct inflight *f, const struct sent_frame *sf)
 	inflight_at(f, f->n)->done = false;
 	f->n++;
 	f->bytes += sf->bytes;
-	if (sf->eliciting) {
-		f->eliciting++;
-		f->last_eliciting_us = sf->sent_us;
-	}
+	if (sf->eliciting && f->eliciting++ == 0)
+		f->pto_base_us = sf->sent_us;
 	return 0;
 }
 

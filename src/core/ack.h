@@ -73,7 +73,10 @@ struct inflight {
 	unsigned eliciting;	 /* frames not yet done that expect an ACK */
 	bool have_largest;
 	uint64_t largest_acked;
-	uint64_t last_eliciting_us; /* when the last ack-eliciting frame left */
+	uint64_t pto_base_us;	 /* the probe timer runs from here: set when
+				  * an ack-eliciting frame goes out with none
+				  * before it, reset by progress or a probe,
+				  * but not by later sends (RFC 6298 5.1) */
 };
 
 /* Called for each frame an ACK settles; acked false means lost. */

@@ -60,7 +60,8 @@ sendq_push(struct sendq *q, enum sendq_class cls, uint16_t type,
 		om->msg_id = msg_id;
 		om->type = type;
 		om->len = (uint32_t)len;
-		memcpy(om->data, data, len);
+		if (len > 0)
+			memcpy(om->data, data, len);
 		m->big = om;
 		m->off = 0;
 		m->len = (uint32_t)len;
@@ -73,7 +74,8 @@ sendq_push(struct sendq *q, enum sendq_class cls, uint16_t type,
 		m->off = 0;
 		m->len = (uint32_t)len;
 		m->type = type;
-		memcpy(m->data, data, len);
+		if (len > 0)
+			memcpy(m->data, data, len);
 	}
 	TAILQ_INSERT_TAIL(&q->q[cls], m, link);
 	q->n_msgs++;

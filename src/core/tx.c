@@ -170,7 +170,7 @@ tx_arm_timer(struct peer *p)
 	if (p->loss_at_us != 0 && (at == 0 || p->loss_at_us < at))
 		at = p->loss_at_us;
 	if (p->fl.eliciting > 0) {
-		uint64_t pto = p->fl.last_eliciting_us + cc_pto(&p->cc);
+		uint64_t pto = p->fl.pto_base_us + cc_pto(&p->cc);
 
 		if (at == 0 || pto < at)
 			at = pto;
@@ -359,8 +359,9 @@ tx_timer_cb(evutil_socket_t fd, short what, void *cls)
 	p->loss_at_us = inflight_detect(&p->fl, now, cc_loss_delay(&p->cc),
 	    tx_settled, p);
 	if (p->fl.eliciting > 0 &&
-	    now >= p->fl.last_eliciting_us + cc_pto(&p->cc)) {
+	    now >= p->fl.pto_base_us + cc_pto(&p->cc)) {
 		p->cc.pto_count++;
+		p->fl.pto_base_us = now;
 		if (p->cc.pto_count >= TX_FAIL_PTOS &&
 		    now - p->last_ack_us >= TX_FAIL_MIN_US && p->best != NULL) {
 			inflight_lose_all(&p->fl, tx_settled, p);
@@ -396,8 +397,11 @@ tx_path_changed(struct peer *p)
 		return;
 	mtu = path_mtu(pa) < FERRY_MSG_SIZE_MAX ? path_mtu(pa)
 						: FERRY_MSG_SIZE_MAX;
-	/* A new path has its own capacity: start its window afresh, but keep
-	 * what is in flight accounted until it settles. */
+	/* What is in flight went over the old path: give it up (its
+	 * fragments are sent again over the new one), so that a probe
+	 * timeout never blames the new path for the old one's silence. A
+	 * new path has its own capacity: its window starts afresh. */
+	inflight_lose_all(&p->fl, tx_settled, p);
 	cc_init(&p->cc, p->core->cc.initial_window, mtu, p->cc.peer_rwnd);
 	tx_schedule(p);
 }
@@ -423,6 +427,7 @@ tx_on_ack(struct peer *p, const uint8_t *msg, size_t len)
 	if (p->fl.bytes < before) {
 		p->last_ack_us = now;
 		p->cc.pto_count = 0;
+		p->fl.pto_base_us = now;
 	}
 	p->loss_at_us = inflight_detect(&p->fl, now, cc_loss_delay(&p->cc),
 	    tx_settled, p);

@@ -25,10 +25,12 @@ buf_size(const struct buf *b)
 {
 	return b->len - b->off;
 }
+/* The first unconsumed byte; NULL while nothing was ever allocated
+ * (NULL + 0 is undefined behaviour). */
 static inline uint8_t *
 buf_head(const struct buf *b)
 {
-	return b->data + b->off;
+	return b->data != NULL ? b->data + b->off : NULL;
 }
 /* Ensures room for n more bytes; returns where they go, or NULL (OOM). */
 uint8_t *buf_reserve(struct buf *b, size_t n);

@@ -27,6 +27,7 @@ struct cfg_entry {
 
 struct cfg_schema {
 	const struct cfg_schema_key *keys; /* borrowed table, or NULL */
+	char *prefix;			   /* owned: any section starting so */
 	char *section;			   /* owned, with plugin_keys */
 	char **plugin_keys;		   /* owned copy: name, def pairs */
 	size_t n_plugin_keys;
@@ -74,6 +75,7 @@ cfg_free(struct cfg *c)
 			free(c->schemas[i].plugin_keys[k]);
 		free(c->schemas[i].plugin_keys);
 		free(c->schemas[i].section);
+		free(c->schemas[i].prefix);
 	}
 	free(c->entries);
 	free(c->schemas);
@@ -441,6 +443,21 @@ oom:
 	return -ENOMEM;
 }
 
+int
+cfg_add_schema_prefix(struct cfg *c, const char *prefix)
+{
+	struct cfg_schema s = { 0 };
+
+	s.prefix = strdup(prefix);
+	if (s.prefix == NULL)
+		return -ENOMEM;
+	if (cfg_add_schema_entry(c, s) < 0) {
+		free(s.prefix);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Schema lookup: sets *known, returns the default (may be NULL). */
 static const char *
 cfg_schema_default(const struct cfg *c, const char *section, const char *key,
@@ -450,6 +467,8 @@ cfg_schema_default(const struct cfg *c, const char *section, const char *key,
 	for (size_t i = 0; i < c->n_schemas; i++) {
 		const struct cfg_schema *s = &c->schemas[i];
 
+		if (s->prefix != NULL)
+			continue;
 		if (s->keys != NULL) {
 			for (const struct cfg_schema_key *k = s->keys;
 			     k->key != NULL; k++)
@@ -471,12 +490,15 @@ cfg_schema_default(const struct cfg *c, const char *section, const char *key,
 	return NULL;
 }
 
+/* A section with its own key table (not just a matching prefix). */
 static bool
 cfg_section_known(const struct cfg *c, const char *section)
 {
 	for (size_t i = 0; i < c->n_schemas; i++) {
 		const struct cfg_schema *s = &c->schemas[i];
 
+		if (s->prefix != NULL)
+			continue;
 		if (s->keys == NULL) {
 			if (strcasecmp(s->section, section) == 0)
 				return true;
@@ -635,6 +657,18 @@ cfg_get_fraction(struct cfg *c, const char *section, const char *key,
 	return r;
 }
 
+static bool
+cfg_section_prefixed(const struct cfg *c, const char *section)
+{
+	for (size_t i = 0; i < c->n_schemas; i++) {
+		const char *pre = c->schemas[i].prefix;
+
+		if (pre != NULL && strncasecmp(section, pre, strlen(pre)) == 0)
+			return true;
+	}
+	return false;
+}
+
 size_t
 cfg_warnings(const struct cfg *c, cfg_warn_fn *fn, void *cls)
 {
@@ -646,6 +680,9 @@ cfg_warnings(const struct cfg *c, cfg_warn_fn *fn, void *cls)
 		const struct cfg_entry *e = &c->entries[i];
 
 		(void)cfg_where(c, e->section, e->key, where, sizeof(where));
+		if (!cfg_section_known(c, e->section) &&
+		    cfg_section_prefixed(c, e->section))
+			continue; /* its owner is not loaded to judge it */
 		if (!cfg_section_known(c, e->section)) {
 			(void)snprintf(msg, sizeof(msg),
 			    "%.200s: unknown section [%.64s] (key %.64s ignored)", where,

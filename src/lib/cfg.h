@@ -54,6 +54,12 @@ int cfg_add_schema(struct cfg *c, const struct cfg_schema_key *keys);
 int cfg_add_schema_section(struct cfg *c, const char *section,
     const struct ferry_cfg_key *keys);
 
+/* Declares that sections whose names start with prefix belong to
+ * someone who may not be present (a transport plugin that is not loaded):
+ * unless a key table for the exact section is declared too, their keys
+ * are not reported as unknown. */
+int cfg_add_schema_prefix(struct cfg *c, const char *prefix);
+
 /* The value set in a file or by cfg_set, else the schema default, else
  * NULL. Valid until c is freed or the key is set again. */
 const char *cfg_get(const struct cfg *c, const char *section,

@@ -32,7 +32,8 @@ void log_set_sink(log_sink_fn *fn, void *cls);
 
 void log_msg(int level, const char *tag, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void log_vmsg(int level, const char *tag, const char *fmt, va_list ap);
+void log_vmsg(int level, const char *tag, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /* Logs fmt followed by ": strerror(-r)" and returns r (a negative errno). */
 int log_errno_msg(int level, const char *tag, int r, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -8,8 +8,8 @@
 #ifndef FERRY_SERVICE_SERVICE_H
 #define FERRY_SERVICE_SERVICE_H
 
-struct cfg;
-struct cfg_schema_key;
+#include "lib/cfg.h"
+
 struct core;
 struct event_base;
 struct service;
@@ -30,8 +30,8 @@ int service_config_check(struct cfg *cfg);
  * replaces a stale socket file. base, stats and core are borrowed; cfg is
  * only read during the call.
  */
-int service_new(struct event_base *base, struct cfg *cfg,
-    struct stats *stats, struct core *core, const char *runtime_dir,
+int service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
+    struct core *core, const char *runtime_dir,
     service_shutdown_fn *on_shutdown, void *cls, struct service **ret);
 /* Disconnects all clients, closes and removes the socket. NULL is ok. */
 void service_free(struct service *svc);

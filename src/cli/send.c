@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * ferry send PEER TYPE [DATA]: one application message, its body from the
+ * argument or standard input, confirmed by the daemon so that the exit
+ * status says whether the peer's queue took it.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/json.h"
+
+/* Reads standard input, at most FERRY_APP_MSG_MAX bytes. 0 or -errno. */
+static int
+send_read_stdin(uint8_t **ret, size_t *ret_len)
+{
+	size_t len = 0, cap = 64 * 1024;
+	uint8_t *data = malloc(cap), *p;
+	ssize_t n;
+
+	if (data == NULL)
+		return -ENOMEM;
+	for (;;) {
+		if (len == cap) {
+			if (cap > FERRY_APP_MSG_MAX) {
+				free(data);
+				return -EMSGSIZE;
+			}
+			p = realloc(data, cap * 2);
+			if (p == NULL) {
+				free(data);
+				return -ENOMEM;
+			}
+			data = p;
+			cap *= 2;
+		}
+		n = read(STDIN_FILENO, data + len, cap - len);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			free(data);
+			return (int)n;
+		}
+		len += (size_t)n;
+	}
+	if (len > FERRY_APP_MSG_MAX) {
+		free(data);
+		return -EMSGSIZE;
+	}
+	*ret = data;
+	*ret_len = len;
+	return 0;
+}
+
+static int
+send_message(struct cli *cli, const struct ferry_peer_id *peer, uint16_t type,
+    const uint8_t *data, size_t len)
+{
+	struct ferry_client *fc;
+	struct json j;
+	int r = cli_open(cli, &fc);
+
+	if (r != 0)
+		return r;
+	r = ferry_send_confirmed(fc, peer, type, data, len);
+	ferry_client_close(fc);
+	if (r == -EAGAIN) {
+		fprintf(stderr,
+		    "ferry send: the peer's queue is full; try again\n");
+		return CLI_EXIT_FAIL;
+	}
+	if (r == -ENOTCONN) {
+		fprintf(stderr, "ferry send: the peer is not connected\n");
+		return CLI_EXIT_PEER;
+	}
+	if (r < 0)
+		return cli_fail(cli, "send", r);
+	if (cli->json) {
+		json_init(&j, stdout);
+		json_object_begin(&j);
+		json_key(&j, "ok");
+		json_bool(&j, true);
+		json_key(&j, "bytes");
+		json_uint(&j, len);
+		json_object_end(&j);
+	}
+	return CLI_EXIT_OK;
+}
+
+int
+send_main(struct cli *cli, int argc, char **argv)
+{
+	struct ferry_peer_id peer;
+	uint8_t *data = NULL;
+	uint64_t type;
+	size_t len;
+	int r = cli_parse_simple(cli, argc, argv, 2, 3, true);
+
+	if (r >= 0)
+		return r;
+	if (cli_parse_peer(cli, argv[optind], &peer) != 0 ||
+	    cli_parse_uint(cli, "TYPE", argv[optind + 1], FERRY_APP_TYPE_MIN,
+	        0xffff, &type) != 0)
+		return CLI_EXIT_USAGE;
+	if (optind + 2 < argc) {
+		len = strlen(argv[optind + 2]);
+		if (len > FERRY_APP_MSG_MAX)
+			return cli_usage_error(cli, "DATA is too long");
+		return send_message(cli, &peer, (uint16_t)type,
+		    (const uint8_t *)argv[optind + 2], len);
+	}
+	r = send_read_stdin(&data, &len);
+	if (r == -EMSGSIZE)
+		return cli_usage_error(cli, "the message is over %u bytes",
+		    FERRY_APP_MSG_MAX);
+	if (r < 0) {
+		fprintf(stderr, "ferry send: standard input: %s\n",
+		    strerror(-r));
+		return CLI_EXIT_FAIL;
+	}
+	r = send_message(cli, &peer, (uint16_t)type, data, len);
+	free(data);
+	return r;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * libferry's internals, shared by its .c files only: the client state,
+ * the blocking I/O engine (conn.c), requests and their replies
+ * (request.c) and the queue of received messages (rx.c).
+ */
+#ifndef FERRY_LIBFERRY_INT_H
+#define FERRY_LIBFERRY_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ferry/client.h>
+
+#include "lib/buf.h"
+
+#define LF_DEFAULT_TIMEOUT_MS 10000
+/* One read() takes at most this much. */
+#define LF_READ_CHUNK         (256u * 1024)
+/* ferry_send() writes once this much is buffered, and blocks beyond. */
+#define LF_SEND_HIGH          (256u * 1024)
+/* Received messages kept while nobody calls ferry_receive(); beyond
+ * this they are dropped, as the network would. */
+#define LF_QUEUE_MAX          (64u * 1024 * 1024)
+/* Data bytes per SEND and RECEIVE frame. */
+#define LF_SEND_PIECE         (FERRY_MSG_SIZE_MAX - FERRY_C_SEND_FIXED)
+#define LF_RECEIVE_PIECE      (FERRY_MSG_SIZE_MAX - FERRY_C_RECEIVE_FIXED)
+
+struct ferry_client {
+	int fd;               /* non-blocking UNIX stream socket */
+	int timeout_ms;       /* per request; -1 waits forever */
+	uint32_t next_req_id; /* never 0 */
+	int dead;             /* 0, or why the connection is unusable */
+	struct buf in;        /* read, not yet parsed */
+	struct buf out;       /* frames not yet written */
+	struct buf queue;     /* whole messages: lf_rx record format */
+	struct buf msg;       /* data of the last ferry_receive() */
+	bool rx_active;       /* a chunked RECEIVE is half read */
+	struct ferry_peer_id rx_peer;
+	uint16_t rx_type;
+	uint32_t rx_total;
+	struct buf rx_reasm; /* its pieces so far */
+	uint64_t rx_dropped; /* messages the full queue refused */
+};
+
+/* One frame from the daemon, borrowed from client->in. */
+struct lf_frame {
+	const uint8_t *p; /* header included */
+	uint16_t size;
+	uint16_t type;
+};
+
+/* conn.c */
+/* A monotonic deadline in ms, timeout_ms + extra_ms from now; -1 if the
+ * client waits forever. */
+int64_t lf_deadline(const struct ferry_client *c, uint64_t extra_ms);
+/* Marks the connection broken with r and returns r. */
+int lf_fail(struct ferry_client *c, int r);
+/* Takes the next whole frame from the input: 1 and *ret (valid until the
+ * input is read into again), 0 if none is complete, -EPROTO. */
+int lf_next_frame(struct ferry_client *c, struct lf_frame *ret);
+/* Drops the frame lf_next_frame() returned last. */
+void lf_consume(struct ferry_client *c, const struct lf_frame *f);
+/* Waits until the socket is readable (or writable too, if want_write)
+ * or the deadline passes, and reads what is there. 0, -ETIMEDOUT, or
+ * the error that broke the connection. */
+int lf_wait(struct ferry_client *c, bool want_write, int64_t deadline);
+/* Writes buffered output until at most keep bytes remain, reading and
+ * queueing what arrives meanwhile. 0, -ETIMEDOUT or a connection error. */
+int lf_write_until(struct ferry_client *c, size_t keep, int64_t deadline);
+/* Queues the received messages in the input and drops other frames
+ * (late replies). 0, or the error that broke the connection. Only for
+ * when no request waits for a reply. */
+int lf_drain_input(struct ferry_client *c);
+
+/* request.c */
+/* A reply frame other than RESULT: 1 done, 0 more to come, or -errno. */
+typedef int lf_reply_fn(void *ctx, const struct lf_frame *f);
+/* Appends a frame of size bytes of the given type with a fresh req_id
+ * at bytes 4..8; the caller fills the rest. NULL on OOM. */
+uint8_t *lf_request_frame(struct ferry_client *c, uint16_t type, size_t size,
+    uint32_t *ret_req_id);
+/* Sends what is buffered and collects the replies to req_id: RESULT ends
+ * the request with its status, other frames go to fn (may be NULL).
+ * extra_ms lengthens the wait (PING). */
+int lf_request_wait(struct ferry_client *c, uint32_t req_id, lf_reply_fn *fn,
+    void *ctx, uint64_t extra_ms);
+/* A request that is only a header and req_id, answered by RESULT. */
+int lf_request_simple(struct ferry_client *c, uint16_t type, lf_reply_fn *fn,
+    void *ctx);
+
+/* rx.c */
+/* Takes one RECEIVE frame: queues a whole message, or one piece of a
+ * chunked one. 0 or -EPROTO (malformed or out of sequence). */
+int lf_rx_frame(struct ferry_client *c, const struct lf_frame *f);
+
+/* util.c */
+/* A copy of len bytes as a NUL-terminated string. NULL on OOM. */
+char *lf_strndup(const void *p, size_t len);
+
+#endif /* FERRY_LIBFERRY_INT_H */

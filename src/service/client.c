@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * One client connection, service layer: large non-blocking reads, frames
+ * parsed in place, output batched into few writes, and the rule that a
+ * client is not read while it is blocked by back-pressure (DESIGN.md,
+ * BPCC) or while its replies pile up beyond CLIENT_BUFFER.
+ */
+#define LOG_TAG "service"
+#include "service/service_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "lib/log.h"
+
+static void client_on_read(evutil_socket_t fd, short what, void *cls);
+static void client_on_write(evutil_socket_t fd, short what, void *cls);
+
+int
+client_new(struct service *svc, int fd, struct client **ret)
+{
+	struct client *c = calloc(1, sizeof(*c));
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (c == NULL) {
+		(void)close(fd);
+		return -ENOMEM;
+	}
+	c->svc = svc;
+	c->fd = fd;
+	c->pid = -1;
+	buf_init(&c->in);
+	buf_init(&c->out);
+	buf_init(&c->reasm);
+	LIST_INIT(&c->pings);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+	}
+	TAILQ_INSERT_TAIL(&svc->clients, c, link);
+	svc->n_clients++;
+	(*svc->c.clients_connected)++;
+	(*svc->c.clients_accepted)++;
+	c->ev_read =
+	    event_new(svc->base, fd, EV_READ | EV_PERSIST, client_on_read, c);
+	c->ev_write =
+	    event_new(svc->base, fd, EV_WRITE | EV_PERSIST, client_on_write, c);
+	if (c->ev_read == NULL || c->ev_write == NULL) {
+		client_free(c);
+		return -ENOMEM;
+	}
+	client_update_reading(c);
+	log_debug("client fd %d (pid %ld, uid %lu) connected", fd, (long)c->pid,
+	    (unsigned long)c->uid);
+	*ret = c;
+	return 0;
+}
+
+void
+client_free(struct client *c)
+{
+	struct service *svc;
+
+	if (c == NULL)
+		return;
+	svc = c->svc;
+	relay_client_gone(c);
+	ping_client_gone(c);
+	service_backlog_add(svc, -(int64_t)buf_size(&c->out));
+	if (c->ev_read != NULL)
+		event_free(c->ev_read);
+	if (c->ev_write != NULL)
+		event_free(c->ev_write);
+	(void)close(c->fd);
+	buf_done(&c->in);
+	buf_done(&c->out);
+	buf_done(&c->reasm);
+	TAILQ_REMOVE(&svc->clients, c, link);
+	svc->n_clients--;
+	(*svc->c.clients_connected)--;
+	log_debug("client fd %d (pid %ld) disconnected", c->fd, (long)c->pid);
+	/* A client that asked for shutdown and left before its answer was
+	 * written still gets the shutdown. */
+	if (c->shutdown_requested && !c->shutdown_done)
+		svc->on_shutdown(svc->on_shutdown_cls);
+	free(c);
+	service_client_gone(svc);
+}
+
+void
+client_drop(struct client *c, const char *why)
+{
+	(*c->svc->c.malformed)++;
+	log_info("client fd %d (pid %ld, uid %lu): %s; disconnecting", c->fd,
+	    (long)c->pid, (unsigned long)c->uid, why);
+}
+
+static bool
+client_out_full(const struct client *c)
+{
+	return buf_size(&c->out) > c->svc->cfg.client_buffer;
+}
+
+void
+client_update_reading(struct client *c)
+{
+	bool want =
+	    !c->blocked && !client_out_full(c) && !c->shutdown_requested;
+
+	if (want == c->reading)
+		return;
+	if (want)
+		(void)event_add(c->ev_read, NULL);
+	else
+		(void)event_del(c->ev_read);
+	c->reading = want;
+}
+
+static const char *
+client_type_name(uint16_t type)
+{
+	switch (type) {
+	case FERRY_C_STATUS_REQ:
+		return "STATUS";
+	case FERRY_C_SHUTDOWN:
+		return "SHUTDOWN";
+	case FERRY_C_REGISTER:
+		return "REGISTER";
+	case FERRY_C_SEND:
+		return "SEND";
+	case FERRY_C_PEERS_REQ:
+		return "PEERS";
+	case FERRY_C_HELLO_REQ:
+		return "HELLO";
+	case FERRY_C_CONNECT:
+		return "CONNECT";
+	case FERRY_C_PING:
+		return "PING";
+	case FERRY_C_STATS_REQ:
+		return "STATS";
+	default:
+		return "unknown";
+	}
+}
+
+/* One frame: 0 consumed, 1 blocked (leave it), negative: cut off. */
+static int
+client_frame(struct client *c, const struct msg_frame *f)
+{
+	struct msg_req req;
+	char why[96];
+	int r;
+
+	if (!msgparse_chunk_allows(&c->chunks, f->type)) {
+		client_drop(c, "request interleaved with a chunked SEND");
+		return -EBADMSG;
+	}
+	r = msgparse_request(f, &req);
+	if (r == -EOPNOTSUPP) {
+		(*c->svc->c.unknown_type)++;
+		return reply_result(c, msgparse_req_id(f), -EOPNOTSUPP,
+		    "unknown request type");
+	}
+	if (r < 0) {
+		(void)snprintf(why, sizeof(why),
+		    "malformed %s request (type 0x%04x, %u bytes)",
+		    client_type_name(f->type), f->type, f->size);
+		client_drop(c, why);
+		return r;
+	}
+	return requests_dispatch(c, &req);
+}
+
+int
+client_process(struct client *c)
+{
+	struct msg_frame f;
+	int r;
+
+	while (!c->blocked && !client_out_full(c) && !c->shutdown_requested) {
+		r = msgparse_frame(buf_head(&c->in), buf_size(&c->in), &f);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			client_drop(c, "frame size field below 4");
+			return r;
+		}
+		r = client_frame(c, &f);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			break;
+		(*c->svc->c.frames_in)++;
+		buf_consume(&c->in, f.size);
+	}
+	return 0;
+}
+
+int
+client_flush(struct client *c)
+{
+	struct service *svc = c->svc;
+	ssize_t n;
+
+	while (buf_size(&c->out) > 0) {
+		/* MSG_NOSIGNAL: a client gone is an error here, never a
+		 * SIGPIPE, whatever the daemon's signal setup. */
+		n = send(c->fd, buf_head(&c->out), buf_size(&c->out),
+		    MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			log_debug_errno(-errno, "client fd %d: write", c->fd);
+			return -errno;
+		}
+		buf_consume(&c->out, (size_t)n);
+		(*svc->c.bytes_out) += (uint64_t)n;
+		service_backlog_add(svc, -(int64_t)n);
+	}
+	if (buf_size(&c->out) > 0) {
+		client_flush_later(c);
+		return 0;
+	}
+	if (c->writing) {
+		(void)event_del(c->ev_write);
+		c->writing = false;
+	}
+	if (c->shutdown_requested && !c->shutdown_done) {
+		c->shutdown_done = true;
+		svc->on_shutdown(svc->on_shutdown_cls);
+	}
+	return 0;
+}
+
+void
+client_flush_later(struct client *c)
+{
+	if (c->writing || buf_size(&c->out) == 0)
+		return;
+	(void)event_add(c->ev_write, NULL);
+	c->writing = true;
+}
+
+static void
+client_on_read(evutil_socket_t fd, short what, void *cls)
+{
+	struct client *c = cls;
+	uint8_t *p;
+	ssize_t n;
+
+	(void)what;
+	p = buf_reserve(&c->in, SERVICE_READ_CHUNK);
+	if (p == NULL) {
+		log_warn("client fd %d: out of memory; disconnecting", c->fd);
+		client_free(c);
+		return;
+	}
+	n = read(fd, p, SERVICE_READ_CHUNK);
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n < 0)
+			log_debug_errno(-errno, "client fd %d: read", c->fd);
+		client_free(c);
+		return;
+	}
+	buf_commit(&c->in, (size_t)n);
+	(*c->svc->c.bytes_in) += (uint64_t)n;
+	if (client_process(c) < 0 || client_flush(c) < 0) {
+		client_free(c);
+		return;
+	}
+	client_update_reading(c);
+}
+
+static void
+client_on_write(evutil_socket_t fd, short what, void *cls)
+{
+	struct client *c = cls;
+
+	(void)fd;
+	(void)what;
+	if (client_flush(c) < 0) {
+		client_free(c);
+		return;
+	}
+	/* Requests held back while replies piled up can go on now. */
+	if (buf_size(&c->in) > 0 && !client_out_full(c)) {
+		if (client_process(c) < 0 || client_flush(c) < 0) {
+			client_free(c);
+			return;
+		}
+	}
+	client_update_reading(c);
+}

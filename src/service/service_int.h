@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * State shared by the service layer's .c files (and its unit tests): the
+ * listening service, one connected client, and the functions each file
+ * offers the others. The layers above see service.h only.
+ */
+#ifndef FERRY_SERVICE_SERVICE_INT_H
+#define FERRY_SERVICE_SERVICE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <ferry/proto.h>
+
+#include "lib/buf.h"
+#include "service/msgparse.h"
+#include "service/service.h"
+
+/* One read() takes at most this much; a frame is at most 64 KiB. */
+#define SERVICE_READ_CHUNK (256u * 1024)
+/* Blocked clients retry this often even if no drain callback came. */
+#define SERVICE_RETRY_US   (500u * 1000)
+
+struct registry;
+struct svc_ping;
+
+/* The [service] section, parsed. */
+struct svc_cfg {
+	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* path */
+	mode_t mode;            /* SOCKET_MODE */
+	bool set_gid;           /* SOCKET_GROUP was given */
+	gid_t gid;              /* and names this group */
+	uint32_t max_clients;   /* MAX_CLIENTS */
+	uint64_t client_buffer; /* CLIENT_BUFFER, bytes */
+};
+
+/* The "service.*" statistics counters; each points into struct stats. */
+struct svc_counters {
+	uint64_t *clients_connected; /* now */
+	uint64_t *clients_accepted;  /* ever */
+	uint64_t *accept_paused;     /* at MAX_CLIENTS or out of fds */
+	uint64_t *frames_in;
+	uint64_t *frames_out;
+	uint64_t *bytes_in;
+	uint64_t *bytes_out;
+	uint64_t *malformed;        /* clients cut off for a bad frame */
+	uint64_t *unknown_type;     /* answered with -EOPNOTSUPP */
+	uint64_t *send_ok;          /* messages core_send took */
+	uint64_t *send_notconn;     /* -ENOTCONN */
+	uint64_t *send_again;       /* -EAGAIN reported to the client */
+	uint64_t *send_msgsize;     /* -EMSGSIZE */
+	uint64_t *send_inval;       /* reserved app type */
+	uint64_t *send_other;       /* any other error */
+	uint64_t *send_blocked;     /* clients paused by back-pressure */
+	uint64_t *recv_delivered;   /* message copies queued to clients */
+	uint64_t *recv_dropped;     /* copies dropped: client too slow */
+	uint64_t *recv_no_listener; /* messages nobody registered for */
+};
+
+struct service {
+	struct event_base *base; /* borrowed */
+	struct stats *stats;     /* borrowed */
+	struct core *core;       /* borrowed */
+	service_shutdown_fn *on_shutdown;
+	void *on_shutdown_cls;
+	struct svc_cfg cfg;
+	int listen_fd; /* -1 when closed */
+	int lock_fd;   /* holds "<socket>.lock" */
+	char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
+	bool socket_created;          /* ours to unlink */
+	struct event *ev_accept;      /* on listen_fd */
+	struct event *ev_retry;       /* fallback retry of blocked clients */
+	TAILQ_HEAD(, client) clients; /* all connected */
+	TAILQ_HEAD(, client) blocked; /* waiting for a peer's queue */
+	uint32_t n_clients;
+	bool accept_paused;   /* at MAX_CLIENTS or out of fds */
+	uint64_t backlog;     /* bytes queued for all clients */
+	uint64_t started_us;  /* monotonic, for STATUS uptime */
+	bool handler_set;     /* our core handler is installed */
+	struct registry *reg; /* app type -> clients */
+	struct svc_counters c;
+};
+
+struct client {
+	TAILQ_ENTRY(client) link;  /* service->clients */
+	TAILQ_ENTRY(client) blink; /* service->blocked while blocked */
+	struct service *svc;       /* owner */
+	int fd;
+	pid_t pid; /* SO_PEERCRED, for log lines */
+	uid_t uid;
+	struct event *ev_read;
+	struct event *ev_write;
+	bool reading;             /* ev_read is added */
+	bool writing;             /* ev_write is added */
+	struct buf in;            /* unparsed input */
+	struct buf out;           /* frames not yet written */
+	struct msg_chunks chunks; /* SEND sequence in progress */
+	struct buf reasm;         /* its bytes so far */
+	bool blocked;             /* a message waits for peer's queue */
+	bool blocked_reasm;       /* it is in reasm, not at in's head */
+	struct ferry_peer_id blocked_peer;
+	uint16_t blocked_type;   /* app type of a reassembled one */
+	uint32_t blocked_req_id; /* its req_id */
+	bool shutdown_requested; /* SHUTDOWN read; nothing more is */
+	bool shutdown_done;      /* on_shutdown was called */
+	uint16_t *types;         /* registered app types, sorted */
+	size_t n_types;
+	LIST_HEAD(, svc_ping) pings; /* echo requests in flight */
+};
+
+/* service.c */
+/* Reads and checks [service]; runtime_dir NULL leaves SOCKET's default
+ * unresolved. Logs each problem. 0 or -EINVAL. */
+int service_cfg_parse(struct cfg *cfg, const char *runtime_dir,
+    struct svc_cfg *ret);
+/* A client went away: lets accept() resume if it had paused. */
+void service_client_gone(struct service *svc);
+/* Adds delta (may be negative) to the bytes queued for clients and tells
+ * the core. */
+void service_backlog_add(struct service *svc, int64_t delta);
+
+/* listen.c */
+/* Takes the single-instance lock and opens the listening socket.
+ * -EADDRINUSE (logged with the other pid) if another daemon holds it. */
+int listen_open(struct service *svc);
+/* Closes the socket and removes it and the lock file. */
+void listen_close(struct service *svc);
+
+/* client.c */
+/* Takes ownership of fd, a connected, non-blocking socket. */
+int client_new(struct service *svc, int fd, struct client **ret);
+/* Flushes nothing; frees everything; unlinks from the service. */
+void client_free(struct client *c);
+/* Cuts a client off for a protocol violation with one log line. */
+void client_drop(struct client *c, const char *why);
+/* Parses and handles buffered frames until they run out or the client
+ * blocks. Negative: the client must be freed (already logged). */
+int client_process(struct client *c);
+/* Starts or stops reading as blocking and output backlog allow. */
+void client_update_reading(struct client *c);
+/* Writes queued output now, and arms the write event for what remains.
+ * Negative: the connection failed and the client must be freed. */
+int client_flush(struct client *c);
+/* Arms the write event without writing now (batches fan-out). */
+void client_flush_later(struct client *c);
+
+/* reply.c */
+/* Appends a frame of size bytes with its header written; the caller
+ * fills bytes 4..size before anything else is appended. NULL on OOM. */
+uint8_t *reply_frame(struct client *c, uint16_t type, size_t size);
+/* Appends RESULT {req_id, status, msg}. 0 or -ENOMEM. */
+int reply_result(struct client *c, uint32_t req_id, int status,
+    const char *msg);
+
+/* requests.c */
+/* Handles one decoded request. 0, 1 if the client now blocks on
+ * back-pressure (the frame stays unconsumed), or negative: cut it off. */
+int requests_dispatch(struct client *c, const struct msg_req *req);
+
+/* relay.c */
+/* Installs the core handler and drain callback. 0 or negative errno. */
+int relay_init(struct service *svc);
+/* Removes them. */
+void relay_done(struct service *svc);
+int relay_register(struct client *c, const struct msg_req *req);
+/* SEND: see requests_dispatch for the return values. */
+int relay_send(struct client *c, const struct msg_req *req);
+/* Retries a client's blocked message; 0 also when it stays blocked. */
+int relay_retry(struct client *c);
+/* Forgets a client's registrations and blocked state. */
+void relay_client_gone(struct client *c);
+
+/* ping.c */
+int ping_request(struct client *c, const struct msg_req *req);
+/* Detaches the client's pings; their answers are then discarded. */
+void ping_client_gone(struct client *c);
+
+#endif /* FERRY_SERVICE_SERVICE_INT_H */

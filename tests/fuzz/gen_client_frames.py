@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Writes the seed corpus of fuzz_client_frames.c into
+# tests/fuzz/corpus/client_frames/: valid frames of every client request
+# (layouts of include/ferry/proto.h), a chunked SEND, and a few broken
+# ones. Run it again after a protocol change.
+import os
+import struct
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                   "corpus", "client_frames")
+
+
+def frame(ftype, body):
+    return struct.pack(">HH", 4 + len(body), ftype) + body
+
+
+def req(ftype, req_id, body=b""):
+    return frame(ftype, struct.pack(">I", req_id) + body)
+
+
+def send(req_id, total, offset, data, app_type=0x0400):
+    return req(0x0006, req_id, bytes(range(32)) +
+               struct.pack(">HHII", app_type, 0, total, offset) + data)
+
+
+SEEDS = {
+    "status": req(0x0002, 1),
+    "shutdown": req(0x0004, 2),
+    "register": req(0x0005, 3, struct.pack(">HHH", 0x0400, 0x0401, 0xffff)),
+    "register_empty": req(0x0005, 3),
+    "send": send(0, 5, 0, b"hello"),
+    "send_confirmed": send(4, 3, 0, b"abc"),
+    "send_empty": send(0, 0, 0, b""),
+    "send_chunked": (send(5, 10, 0, b"01234") + send(5, 10, 5, b"56789") +
+                     req(0x0002, 6)),
+    "peers": req(0x0008, 7),
+    "hello": req(0x000a, 8),
+    "connect": req(0x000c, 9, b"ferry://EXAMPLE"),
+    "ping": req(0x000d, 10, bytes(32) + struct.pack(">IHHI", 3, 64, 0, 1000)),
+    "stats": req(0x000f, 11),
+    "unknown": req(0x7777, 12, b"xyz"),
+    "pipeline": (req(0x0002, 13) + req(0x0005, 14, b"\x04\x00") +
+                 send(0, 2, 0, b"hi") + req(0x000f, 15)),
+    "bad_size": struct.pack(">HH", 2, 2),
+    "bad_status_len": req(0x0002, 16, b"\x00"),
+    "bad_chunk_gap": send(0, 10, 0, b"01234") + send(0, 10, 6, b"6789"),
+    "too_large": send(0, 8 * 1024 * 1024 + 1, 0, b"x"),
+}
+
+os.makedirs(OUT, exist_ok=True)
+for name, data in SEEDS.items():
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)

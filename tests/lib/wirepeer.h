@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * A peer written for the tests that speaks ferry's wire protocol directly
+ * over a UDP socket on 127.0.0.1: it has its own identity and builds
+ * HELOs, PONGs and floods with the core's codecs, so tests can send a
+ * daemon what no honest ferryd would (forged, replayed, malformed).
+ */
+#ifndef FERRY_TESTS_WIREPEER_H
+#define FERRY_TESTS_WIREPEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ferry/proto.h>
+
+struct identity;
+
+struct wirepeer {
+	struct identity *ident; /* its keys */
+	int fd;			/* UDP socket on 127.0.0.1:port */
+	uint16_t port;
+};
+
+/* A peer whose identity derives from seed, with a socket on a free
+ * port. 0 or a negative errno. */
+int wirepeer_new(uint64_t seed, struct wirepeer **ret);
+void wirepeer_free(struct wirepeer *w);
+/* A signed UDP HELO of w for 127.0.0.1:port valid for lifetime_s
+ * seconds (negative: already expired). Returns its size or an error. */
+int wirepeer_helo(const struct wirepeer *w, uint16_t port,
+    int64_t lifetime_s, uint8_t *out, size_t max);
+/* "ferry://" URI with w's HELO for its own port (free() it). */
+int wirepeer_uri(const struct wirepeer *w, char **ret);
+/* Sends one datagram from w's socket to 127.0.0.1:port. */
+int wirepeer_send(const struct wirepeer *w, uint16_t port, const void *buf,
+    size_t len);
+/* Receives one datagram (timeout in ms); returns its length, -ETIMEDOUT.
+ * *ret_port (may be NULL) gets the sender's port. */
+int wirepeer_recv(const struct wirepeer *w, void *buf, size_t size,
+    int timeout_ms, uint16_t *ret_port);
+
+#endif /* FERRY_TESTS_WIREPEER_H */

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Client request decoding (src/service/msgparse.c): stream splitting,
+ * every request with valid, truncated and oversized frames, unknown
+ * types, and the SEND chunk-sequence rules of <ferry/proto.h>.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "lib/wire.h"
+#include "service/msgparse.h"
+#include "unit.h"
+
+static uint8_t frame_buf[FERRY_MSG_SIZE_MAX + 16];
+
+/* A frame {size, type, req_id, body} in frame_buf. */
+static struct msg_frame
+mk(uint16_t type, uint32_t req_id, const void *body, size_t body_len)
+{
+	struct msg_frame f;
+	size_t size = 8 + body_len;
+
+	wire_put_hdr(frame_buf, (uint16_t)size, type);
+	wire_put32(frame_buf + 4, req_id);
+	if (body_len > 0)
+		memcpy(frame_buf + 8, body, body_len);
+	ck_assert_int_eq(msgparse_frame(frame_buf, size, &f), 1);
+	return f;
+}
+
+/* A SEND piece to peer 0x11.., type, total, offset, len bytes of 0xab. */
+static struct msg_frame
+mk_send(uint32_t req_id, uint16_t type, uint32_t total, uint32_t offset,
+    size_t len)
+{
+	uint8_t body[FERRY_C_SEND_FIXED - 8 + 64];
+
+	ck_assert_uint_le(len, 64);
+	memset(body, 0x11, FERRY_PEER_ID_LEN);
+	wire_put16(body + 32, type);
+	wire_put16(body + 34, 0);
+	wire_put32(body + 36, total);
+	wire_put32(body + 40, offset);
+	memset(body + 44, 0xab, len);
+	return mk(FERRY_C_SEND, req_id, body, 44 + len);
+}
+
+START_TEST(test_frame_split)
+{
+	uint8_t stream[20];
+	struct msg_frame f;
+
+	wire_put_hdr(stream, 8, FERRY_C_STATUS_REQ);
+	wire_put32(stream + 4, 7);
+	wire_put_hdr(stream + 8, 12, 0x1234);
+	/* Nothing complete until all of a frame is there. */
+	for (size_t len = 0; len < 8; len++)
+		ck_assert_int_eq(msgparse_frame(stream, len, &f), 0);
+	ck_assert_int_eq(msgparse_frame(stream, 9, &f), 1);
+	ck_assert_ptr_eq(f.p, stream);
+	ck_assert_uint_eq(f.size, 8);
+	ck_assert_uint_eq(f.type, FERRY_C_STATUS_REQ);
+	ck_assert_int_eq(msgparse_frame(stream + 8, 11, &f), 0);
+	ck_assert_int_eq(msgparse_frame(stream + 8, 12, &f), 1);
+	ck_assert_uint_eq(f.type, 0x1234);
+}
+END_TEST
+
+START_TEST(test_frame_size_below_header)
+{
+	uint8_t b[4];
+	struct msg_frame f;
+
+	for (uint16_t size = 0; size < FERRY_HDR_SIZE; size++) {
+		wire_put_hdr(b, size, FERRY_C_STATUS_REQ);
+		ck_assert_int_eq(msgparse_frame(b, sizeof(b), &f), -EBADMSG);
+	}
+	wire_put_hdr(b, 4, 0);
+	ck_assert_int_eq(msgparse_frame(b, sizeof(b), &f), 1);
+}
+END_TEST
+
+/* The requests that are only a req_id: exactly 8 bytes. */
+static const uint16_t simple_types[] = {
+	FERRY_C_STATUS_REQ,
+	FERRY_C_SHUTDOWN,
+	FERRY_C_PEERS_REQ,
+	FERRY_C_HELLO_REQ,
+	FERRY_C_STATS_REQ,
+};
+
+START_TEST(test_simple_requests)
+{
+	uint16_t type = simple_types[_i];
+	struct msg_frame f = mk(type, 0xdeadbeef, NULL, 0);
+	struct msg_req req;
+	uint8_t extra = 0;
+
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.type, type);
+	ck_assert_uint_eq(req.req_id, 0xdeadbeef);
+	/* Longer and shorter frames are malformed, and leave *ret alone. */
+	f = mk(type, 1, &extra, 1);
+	memset(&req, 0x77, sizeof(req));
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_uint_eq(req.req_id, 0x77777777);
+	f.size = 4;
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f.size = 7;
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_send_valid)
+{
+	struct msg_frame f = mk_send(9, 0x0400, 10, 0, 10);
+	struct msg_req req;
+
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.req_id, 9);
+	ck_assert_uint_eq(req.u.send.req_id, 9);
+	ck_assert_uint_eq(req.u.send.peer.bytes[0], 0x11);
+	ck_assert_uint_eq(req.u.send.peer.bytes[31], 0x11);
+	ck_assert_uint_eq(req.u.send.app_type, 0x0400);
+	ck_assert_uint_eq(req.u.send.total_len, 10);
+	ck_assert_uint_eq(req.u.send.offset, 0);
+	ck_assert_uint_eq(req.u.send.len, 10);
+	ck_assert_ptr_eq(req.u.send.data, frame_buf + FERRY_C_SEND_FIXED);
+	/* Empty messages are messages too. */
+	f = mk_send(0, 0x0400, 0, 0, 0);
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.u.send.len, 0);
+	/* The largest allowed total. */
+	f = mk_send(0, 0xffff, FERRY_APP_MSG_MAX, FERRY_APP_MSG_MAX - 4, 4);
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+}
+END_TEST
+
+START_TEST(test_send_malformed)
+{
+	struct msg_frame f;
+	struct msg_req req;
+
+	/* Truncated: every size below the fixed part. */
+	f = mk_send(0, 0x0400, 0, 0, 0);
+	for (uint16_t size = 8; size < FERRY_C_SEND_FIXED; size++) {
+		f.size = size;
+		ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	}
+	f = mk_send(0, 0x0400, FERRY_APP_MSG_MAX + 1, 0, 4);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f = mk_send(0, 0x0400, 0xffffffff, 0, 4);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	/* Data running past total_len, or an offset past it. */
+	f = mk_send(0, 0x0400, 10, 0, 11);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f = mk_send(0, 0x0400, 10, 8, 3);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f = mk_send(0, 0x0400, 10, 11, 0);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f = mk_send(0, 0x0400, 10, 0xfffffffe, 4);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_register)
+{
+	uint8_t types[6];
+	struct msg_frame f;
+	struct msg_req req;
+
+	wire_put16(types, 0x0400);
+	wire_put16(types + 2, 0xffff);
+	wire_put16(types + 4, 0x0001);
+	f = mk(FERRY_C_REGISTER, 3, types, 6);
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.u.reg.n, 3);
+	ck_assert_uint_eq(msgparse_register_type(&req.u.reg, 0), 0x0400);
+	ck_assert_uint_eq(msgparse_register_type(&req.u.reg, 1), 0xffff);
+	/* The decoder checks layout only; reserved types are refused by the
+	 * handler with RESULT -EINVAL. */
+	ck_assert_uint_eq(msgparse_register_type(&req.u.reg, 2), 0x0001);
+	f = mk(FERRY_C_REGISTER, 3, NULL, 0);
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.u.reg.n, 0);
+	f = mk(FERRY_C_REGISTER, 3, types, 5);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f.size = 6;
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_connect)
+{
+	static const char uri[] = "ferry://ABC";
+	struct msg_frame f = mk(FERRY_C_CONNECT, 4, uri, strlen(uri));
+	struct msg_req req;
+
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.u.uri.len, strlen(uri));
+	ck_assert_int_eq(memcmp(req.u.uri.s, uri, strlen(uri)), 0);
+	f = mk(FERRY_C_CONNECT, 4, NULL, 0);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f = mk(FERRY_C_CONNECT, 4, "ab\0cd", 5);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f.size = 6;
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_ping)
+{
+	static const uint8_t zeros[FERRY_C_PING_FIXED];
+	uint8_t body[FERRY_C_PING_FIXED - 8];
+	struct msg_frame f;
+	struct msg_req req;
+
+	memset(body, 0x22, FERRY_PEER_ID_LEN);
+	wire_put32(body + 32, 5);
+	wire_put16(body + 36, 1000);
+	wire_put16(body + 38, 0);
+	wire_put32(body + 40, 2500);
+	f = mk(FERRY_C_PING, 6, body, sizeof(body));
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_uint_eq(req.req_id, 6);
+	ck_assert_uint_eq(req.u.ping.peer.bytes[5], 0x22);
+	ck_assert_uint_eq(req.u.ping.count, 5);
+	ck_assert_uint_eq(req.u.ping.payload_len, 1000);
+	ck_assert_uint_eq(req.u.ping.timeout_ms, 2500);
+	f = mk(FERRY_C_PING, 6, body, sizeof(body) - 1);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	f = mk(FERRY_C_PING, 6, zeros, sizeof(body) + 1);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_unknown_types)
+{
+	static const uint16_t types[] = { 0x0000, FERRY_C_RESULT,
+		FERRY_C_STATUS, FERRY_C_RECEIVE, FERRY_C_PEER, FERRY_C_HELLO,
+		FERRY_C_PONG, FERRY_C_STAT, 0x0011, 0x0400, 0xffff };
+	struct msg_frame f;
+	struct msg_req req;
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		f = mk(types[i], 0x01020304, NULL, 0);
+		ck_assert_int_eq(msgparse_request(&f, &req), -EOPNOTSUPP);
+		ck_assert_uint_eq(msgparse_req_id(&f), 0x01020304);
+		/* Too short to carry a req_id: answered with 0. */
+		f.size = 7;
+		ck_assert_int_eq(msgparse_request(&f, &req), -EOPNOTSUPP);
+		ck_assert_uint_eq(msgparse_req_id(&f), 0);
+	}
+}
+END_TEST
+
+static int
+chunk(struct msg_chunks *st, struct msg_frame f)
+{
+	struct msg_req req;
+
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	return msgparse_chunk(st, &req.u.send);
+}
+
+START_TEST(test_chunk_sequence)
+{
+	struct msg_chunks st;
+
+	memset(&st, 0, sizeof(st));
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 5, 0, 5)),
+	    MSGPARSE_WHOLE);
+	ck_assert(!st.active);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 0, 40)),
+	    MSGPARSE_FIRST);
+	ck_assert(st.active);
+	ck_assert(msgparse_chunk_allows(&st, FERRY_C_SEND));
+	ck_assert(!msgparse_chunk_allows(&st, FERRY_C_STATUS_REQ));
+	ck_assert(!msgparse_chunk_allows(&st, 0x7777));
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 40, 40)),
+	    MSGPARSE_MIDDLE);
+	ck_assert_int_eq(chunk(&st, mk_send(7, 0x400, 100, 80, 20)),
+	    MSGPARSE_LAST);
+	ck_assert(!st.active);
+	ck_assert(msgparse_chunk_allows(&st, FERRY_C_STATUS_REQ));
+}
+END_TEST
+
+START_TEST(test_chunk_violations)
+{
+	struct msg_chunks st, saved;
+	struct msg_frame f;
+	struct msg_req req;
+
+	memset(&st, 0, sizeof(st));
+	/* Starting anywhere but 0, or with an empty first piece. */
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 10, 10)), -EBADMSG);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 0, 0)), -EBADMSG);
+	ck_assert(!st.active);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 0, 40)),
+	    MSGPARSE_FIRST);
+	saved = st;
+	/* A gap, an overlap, another type, another total, another peer, an
+	 * empty piece: each refused and the state left as it was. */
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 50, 10)), -EBADMSG);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 30, 10)), -EBADMSG);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x401, 100, 40, 10)), -EBADMSG);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 99, 40, 10)), -EBADMSG);
+	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 40, 0)), -EBADMSG);
+	f = mk_send(0, 0x400, 100, 40, 10);
+	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	req.u.send.peer.bytes[31] ^= 1;
+	ck_assert_int_eq(msgparse_chunk(&st, &req.u.send), -EBADMSG);
+	ck_assert_mem_eq(&st, &saved, sizeof(st));
+}
+END_TEST
+
+static Suite *
+msgparse_suite(void)
+{
+	Suite *s = suite_create("msgparse");
+	TCase *tc = tcase_create("decode");
+
+	tcase_add_test(tc, test_frame_split);
+	tcase_add_test(tc, test_frame_size_below_header);
+	tcase_add_loop_test(tc, test_simple_requests, 0,
+	    sizeof(simple_types) / sizeof(simple_types[0]));
+	tcase_add_test(tc, test_send_valid);
+	tcase_add_test(tc, test_send_malformed);
+	tcase_add_test(tc, test_register);
+	tcase_add_test(tc, test_connect);
+	tcase_add_test(tc, test_ping);
+	tcase_add_test(tc, test_unknown_types);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("chunks");
+	tcase_add_test(tc, test_chunk_sequence);
+	tcase_add_test(tc, test_chunk_violations);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(msgparse_suite());
+}
