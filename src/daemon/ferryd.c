@@ -147,7 +147,8 @@ ferryd_load_cfg(struct ferryd *d, struct cfg **ret)
 		return -ENOMEM;
 	if (cfg_add_schema(cfg, ferryd_cfg_keys) < 0 ||
 	    cfg_add_schema(cfg, core_cfg_keys) < 0 ||
-	    cfg_add_schema(cfg, service_cfg_keys) < 0) {
+	    cfg_add_schema(cfg, service_cfg_keys) < 0 ||
+	    cfg_add_schema_prefix(cfg, "transport-") < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
