@@ -51,6 +51,9 @@ struct addr {
 	uint64_t retry_at_us;	 /* earliest next PING (ADDR_FAILED) */
 	unsigned failures;	 /* PINGs that got no PONG in a row */
 	bool revalidating;	 /* ADDR_VALID with a PING out */
+	bool local;		 /* from our config, user or peer book: its
+				  * PING may be repeated within a timeout */
+	unsigned tries;		 /* PINGs sent for the current challenge */
 	struct ferry_tsession *ts; /* session from connect(), one reference */
 	struct path *path;	 /* the path over it, if any */
 };

@@ -25,6 +25,10 @@
 #define VALIDATE_MAX_ADDRS 16	  /* addresses kept per peer */
 #define VALIDATE_MAX_FAILURES 3	  /* unanswered PINGs before giving up */
 #define VALIDATE_PING_TIMES_MAX 16384 /* addresses with a PING on record */
+/* PINGs for one challenge to an address we chose ourselves: the first
+ * and repeats at quarters of the timeout, so one lost datagram does not
+ * cost a whole retry interval. Addresses others advertised get one. */
+#define VALIDATE_LOCAL_TRIES 4
 
 /* When we last pinged an address, whoever claimed it. */
 struct ping_time {
@@ -135,37 +139,19 @@ validate_forget_challenge(struct addr *a)
 		    FERRY_CHALLENGE_LEN);
 }
 
-/* Sends a PING for a, with our HELOs in front so that the peer can find
- * us (and reverse the connection). -EDQUOT if the advertiser's limit says
- * no, -EAGAIN if the address was pinged too recently. */
+/* Sends the PING for a's current challenge, with our HELOs in front so
+ * that the peer can find us (and reverse the connection). */
 static int
-validate_ping(struct addr *a, struct peer *advertiser, uint64_t now_us)
+validate_send_ping(struct addr *a)
 {
 	struct core *core = a->peer->core;
 	size_t mtu = a->t->api->mtu, plen = pingpong_size(a->len), off;
-	struct ferry_tsession *ts;
-	uint8_t *unit;
+	struct ferry_tsession *ts = validate_session(a);
+	uint8_t *unit = core_unit_buf(core, mtu);
 	int r;
 
-	if (advertiser != NULL &&
-	    !ratelimit_take(&advertiser->rl_pings, now_us, 1)) {
-		(*core->ctr.ping_limited)++;
-		return -EDQUOT;
-	}
-	if (!validate_slot(core, a->t->api->protocol, a->bytes, a->len,
-		now_us)) {
-		(*core->ctr.ping_limited)++;
-		return -EAGAIN;
-	}
-	ts = validate_session(a);
-	unit = core_unit_buf(core, mtu);
 	if (ts == NULL || unit == NULL || plen > mtu)
 		return -EIO;
-	validate_forget_challenge(a);
-	randombytes_buf(a->challenge, sizeof(a->challenge));
-	if (map_put(core->challenges, a->challenge, FERRY_CHALLENGE_LEN, a) <
-	    0)
-		return -ENOMEM;
 	off = ownhelo_fill(core, unit, mtu - plen);
 	r = ping_build(unit + off, mtu - off, &a->peer->id, a->challenge,
 	    a->t->api->protocol, a->bytes, a->len);
@@ -175,6 +161,42 @@ validate_ping(struct addr *a, struct peer *advertiser, uint64_t now_us)
 	if (r < 0 && r != -EAGAIN)
 		return r;
 	(*core->ctr.ping_sent)++;
+	a->tries++;
+	return 0;
+}
+
+/* Starts validating a with a fresh challenge. -EDQUOT if the advertiser's
+ * limit says no, -EAGAIN if the address was pinged too recently. */
+static int
+validate_ping(struct addr *a, struct peer *advertiser, uint64_t now_us)
+{
+	struct core *core = a->peer->core;
+	int r;
+
+	if (advertiser != NULL &&
+	    !ratelimit_take(&advertiser->rl_pings, now_us, 1)) {
+		(*core->ctr.ping_limited)++;
+		return -EDQUOT;
+	}
+	/* The per-address rule protects strangers' addresses; one we chose
+	 * ourselves is ours to retry, but its PINGs are still recorded. */
+	if (!validate_slot(core, a->t->api->protocol, a->bytes, a->len,
+		now_us) &&
+	    !a->local) {
+		(*core->ctr.ping_limited)++;
+		return -EAGAIN;
+	}
+	validate_forget_challenge(a);
+	randombytes_buf(a->challenge, sizeof(a->challenge));
+	if (map_put(core->challenges, a->challenge, FERRY_CHALLENGE_LEN, a) <
+	    0)
+		return -ENOMEM;
+	a->tries = 0;
+	r = validate_send_ping(a);
+	if (r < 0) {
+		validate_forget_challenge(a);
+		return r;
+	}
 	a->ping_sent_us = now_us;
 	if (a->state == ADDR_VALID)
 		a->revalidating = true;
@@ -318,12 +340,14 @@ validate_learn(struct core *core, const uint8_t *msg, size_t len,
 	if (a != NULL) {
 		if (h.expiry > a->expiry_s)
 			(void)validate_set_helo(a, &h);
+		a->local |= local;
 		return 0;
 	}
 	a = validate_addr_new(p, t, &h);
 	if (a == NULL)
 		return -ENOSPC;
 	peer_log(p, FERRY_LOG_DEBUG, "learnt a %s address", t->name);
+	a->local = local;
 	if (local)
 		advertiser = NULL;
 	else if (advertiser == NULL)
@@ -360,6 +384,7 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 		return -ENOSPC;
 	a->state = ADDR_VALID;
 	a->valid_until_s = valid_until_s;
+	a->local = true;
 	if (validate_session(a) == NULL)
 		return -EIO;
 	if (a->path == NULL && path_add(p, t, a->ts, a) == NULL)
@@ -529,6 +554,12 @@ validate_peer_tick(struct peer *p, uint64_t now_us)
 			validate_failed(a, now_us);
 			continue;
 		}
+		if ((a->state == ADDR_PINGING || a->revalidating) && a->local &&
+		    a->tries < VALIDATE_LOCAL_TRIES &&
+		    now_us - a->ping_sent_us >= a->tries *
+			    (validate_timeout(core, a->t) /
+				VALIDATE_LOCAL_TRIES))
+			(void)validate_send_ping(a);
 		if (a->state == ADDR_VALID && a->valid_until_s <= now_s) {
 			a->state = ADDR_NEW;
 			if (a->path != NULL)
