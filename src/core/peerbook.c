@@ -52,7 +52,11 @@ static int
 peerbook_restore_one(void *cls, uint64_t valid_until_s, const uint8_t *helo,
     size_t len)
 {
-	return validate_restore(cls, helo, len, valid_until_s);
+	int r = validate_restore(cls, helo, len, valid_until_s);
+
+	if (r < 0)
+		log_debug_errno(r, "peer book: an address was not restored");
+	return r;
 }
 
 int

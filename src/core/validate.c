@@ -370,9 +370,12 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 	struct peer *p;
 	struct addr *a;
 
-	if (validate_check_helo(core, msg, len, &h, &t) < 0 ||
-	    valid_until_s <= time_real_s())
-		return -EINVAL;
+	int r = validate_check_helo(core, msg, len, &h, &t);
+
+	if (r < 0)
+		return r;
+	if (valid_until_s <= time_real_s())
+		return -ESTALE;
 	p = peer_get(core, &h.id);
 	if (p == NULL)
 		return -ENOSPC;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -180,6 +181,33 @@ START_TEST(test_kill_restart)
 }
 END_TEST
 
+/* A daemon restarted with no bootstrap at all finds its peers again from
+ * the peer book it wrote (atomically, in its state directory). */
+START_TEST(test_peer_book)
+{
+	struct harness_daemon *d[3];
+	struct ferry_client *l;
+	struct harness *h;
+	char path[PATH_MAX + 16];
+
+	ck_assert_int_eq(harness_new("book", &h), 0);
+	mesh_start(h, d, 3, "udp tcp", NULL);
+	for (size_t i = 0; i < 3; i++)
+		mesh_wait_peers(h, d[i], 2, LINK_MS);
+	ck_assert_int_eq(harness_daemon_stop(d[2], 10000, NULL), 0);
+	(void)snprintf(path, sizeof(path), "%s/peers.dat", d[2]->state_dir);
+	ck_assert_int_eq(access(path, R_OK), 0);
+	ck_assert_int_eq(harness_daemon_config_clear(d[2]), 0);
+	ck_assert_int_eq(harness_daemon_start_ready(d[2]), 0);
+	mesh_wait_peers(h, d[2], 2, LINK_MS);
+	l = mesh_listener(d[0]);
+	mesh_send(d[2], d[0], "remembered", 10);
+	mesh_expect(h, l, d[2], "remembered", 10, 5000);
+	ferry_client_close(l);
+	harness_free(h);
+}
+END_TEST
+
 static Suite *
 mesh_suite(void)
 {
@@ -192,6 +220,7 @@ mesh_suite(void)
 	tcase_add_test(tc, test_three_both_prefers_udp);
 	tcase_add_test(tc, test_udp_stop_moves_to_tcp);
 	tcase_add_test(tc, test_kill_restart);
+	tcase_add_test(tc, test_peer_book);
 	suite_add_tcase(s, tc);
 	return s;
 }

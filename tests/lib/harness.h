@@ -97,6 +97,9 @@ int harness_daemon_new(struct harness *h, struct harness_daemon **ret);
  * each start; later assignments win over the harness's). */
 int harness_daemon_config(struct harness_daemon *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Forgets the text added by harness_daemon_config (from the next start
+ * or reload on); transports, their bindings and the paths stay. */
+int harness_daemon_config_clear(struct harness_daemon *d);
 /* Sets [core] TRANSPORTS (the harness's file names it once, so use this
  * rather than harness_daemon_config for it). For "udp" and "tcp" it also
  * binds them to 127.0.0.1 at d->port with an empty blacklist, so that

@@ -113,6 +113,18 @@ harness_daemon_config(struct harness_daemon *d, const char *fmt, ...)
 }
 
 int
+harness_daemon_config_clear(struct harness_daemon *d)
+{
+	char names[sizeof(d->transports)];
+
+	free(d->extra);
+	d->extra = NULL;
+	/* The transports' bindings live in the same text: put them back. */
+	memcpy(names, d->transports, sizeof(names));
+	return harness_daemon_transports(d, names);
+}
+
+int
 harness_daemon_transports(struct harness_daemon *d, const char *names)
 {
 	static const char *const ip[] = { "udp", "tcp" };

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Peers that talk by e-mail (issue 5): real ferryd processes with only
+ * the SMTP transport, through the real Postfix and procmail of
+ * tests/mta/setup-mta.sh. Two daemons that know only the first one's HELO
+ * validate each other's addresses by mail, agree on keys and exchange
+ * messages both ways, with Maildir and with FIFO inboxes; foreign mail in
+ * an inbox is ignored; and a flood of HELOs naming one e-mail address
+ * makes at most one mail to it. The plugin's mail format is compiled in
+ * to mail units the way anyone who knows a HELO can. Without the fixture the tests skip,
+ * saying so, unless FERRY_REQUIRE_MTA=1.
+ */
+/* ctest: TIMEOUT=900 RESOURCE_LOCK=mta LABELS=mta */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <sodium.h>
+
+#include <ferry/client.h>
+
+#include "core/helo.h"
+#include "core/identity.h"
+#include "harness.h"
+#include "lib/crc32.h"
+#include "mesh.h"
+#include "../mta/mta.h"
+
+/* The mail format, to mail units as an attacker could. */
+#include "../../plugins/smtp/smtp_base64.c"
+#include "../../plugins/smtp/smtp_mime.c"
+
+#define LINK_MS 120000 /* validation and key exchange by mail */
+#define MSG_MS  60000  /* one message by mail */
+
+/* The [transport-smtp] section for user u; caps raised for the test. */
+static void
+smtp_config(struct harness_daemon *d, const struct mta_user *u)
+{
+	ck_assert_int_eq(harness_daemon_transports(d, "smtp"), 0);
+	ck_assert_int_eq(
+	    harness_daemon_config(d,
+	        "[ferryd]\nLOG_LEVEL = info\n"
+	        "[transport-smtp]\nADDRESS = %s\nFILTER = %s\nINBOX = %s\n"
+	        "MAX_MAILS_PER_DEST_HOUR = 100000\nMAX_MAILS_HOUR = 100000\n",
+	        u->mail, u->filter, u->inbox),
+	    0);
+}
+
+static void
+start_or_fail(struct harness *h, struct harness_daemon *d)
+{
+	if (harness_daemon_start_ready(d) != 0) {
+		harness_dump_logs(h);
+		ck_abort_msg("ferryd d%u did not start", d->index);
+	}
+}
+
+/* Two daemons as users ua and ub; the second knows the first's HELO. */
+static void
+smtp_pair(struct harness *h, struct harness_daemon *d[2],
+    const struct mta_user *ua, const struct mta_user *ub)
+{
+	char *uri;
+
+	ck_assert_int_eq(harness_daemon_new(h, &d[0]), 0);
+	ck_assert_int_eq(harness_daemon_new(h, &d[1]), 0);
+	smtp_config(d[0], ua);
+	smtp_config(d[1], ub);
+	start_or_fail(h, d[0]);
+	uri = mesh_hello(d[0]);
+	ck_assert_int_eq(harness_daemon_config(d[1], "[core]\nBOOTSTRAP = %s\n",
+	                     uri),
+	    0);
+	free(uri);
+	start_or_fail(h, d[1]);
+}
+
+/* Messages both ways between linked daemons. */
+static void
+exchange(struct harness *h, struct harness_daemon *d[2], unsigned n)
+{
+	struct ferry_client *l0 = mesh_listener(d[0]);
+	struct ferry_client *l1 = mesh_listener(d[1]);
+	uint64_t t0 = harness_now_ms();
+	char msg[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		(void)snprintf(msg, sizeof(msg), "mail %u from d1", i);
+		mesh_send(d[1], d[0], msg, strlen(msg));
+		mesh_expect(h, l0, d[1], msg, strlen(msg), MSG_MS);
+		(void)snprintf(msg, sizeof(msg), "mail %u from d0", i);
+		mesh_send(d[0], d[1], msg, strlen(msg));
+		mesh_expect(h, l1, d[0], msg, strlen(msg), MSG_MS);
+	}
+	fprintf(stderr, "smtp daemons: %u round trips in %llu ms\n", n,
+	    (unsigned long long)(harness_now_ms() - t0));
+	ferry_client_close(l0);
+	ferry_client_close(l1);
+}
+
+static void
+link_up(struct harness *h, struct harness_daemon *d[2])
+{
+	char tr[32];
+
+	mesh_wait_peers(h, d[1], 1, LINK_MS);
+	mesh_wait_peers(h, d[0], 1, LINK_MS);
+	ck_assert_str_eq(mesh_peer_transport(d[0], &d[1]->id, tr, sizeof(tr)),
+	    "smtp");
+	ck_assert_str_eq(mesh_peer_transport(d[1], &d[0]->id, tr, sizeof(tr)),
+	    "smtp");
+}
+
+static void
+two_daemons(bool fifo)
+{
+	struct mta_user ua, ub;
+	struct harness_daemon *d[2];
+	struct harness *h;
+
+	if (!mta_available())
+		return;
+	mta_user(&ua, fifo ? "ferry-it-fa" : "ferry-it-ma", fifo);
+	mta_user(&ub, fifo ? "ferry-it-fb" : "ferry-it-mb", fifo);
+	ck_assert_int_eq(harness_new("smtp", &h), 0);
+	smtp_pair(h, d, &ua, &ub);
+	link_up(h, d);
+	exchange(h, d, 5);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(mesh_stat(d[i], "core.enc_bad"), 0);
+		ck_assert_uint_ge(mesh_stat(d[i], "smtp.rx_mails"), 5);
+		ck_assert_uint_eq(mesh_stat(d[i], "smtp.drop_broken") +
+		        mesh_stat(d[i], "smtp.drop_base64") +
+		        mesh_stat(d[i], "smtp.drop_envelope"),
+		    0);
+	}
+	harness_free(h);
+}
+
+START_TEST(test_two_daemons_maildir)
+{
+	two_daemons(false);
+}
+END_TEST
+
+START_TEST(test_two_daemons_fifo)
+{
+	two_daemons(true);
+}
+END_TEST
+
+START_TEST(test_foreign_mail_ignored)
+{
+	struct mta_user ua, ub;
+	struct harness_daemon *d[2];
+	struct harness *h;
+	char text[1024];
+
+	if (!mta_available())
+		return;
+	mta_user(&ua, "ferry-it-ma", false);
+	mta_user(&ub, "ferry-it-mb", false);
+	ck_assert_int_eq(harness_new("smtp-foreign", &h), 0);
+	smtp_pair(h, d, &ua, &ub);
+	link_up(h, d);
+	/* Someone who learnt d1's filter line mails it something else. */
+	(void)snprintf(text, sizeof(text),
+	    "From: someone@example.net\nTo: %s\n%s\nSubject: hi\n\n"
+	    "Not a ferry mail.\n",
+	    ub.mail, ub.filter);
+	mta_inject(ub.mail, text);
+	ck_assert(mesh_wait_stat(d[1], "smtp.drop_broken", 1, MSG_MS));
+	exchange(h, d, 1);
+	ck_assert_uint_eq(mesh_stat(d[1], "smtp.drop_broken"), 1);
+	harness_free(h);
+}
+END_TEST
+
+/* Appends to unit (at *off, max bytes) a HELO of a new identity that
+ * claims addr for SMTP. */
+static void
+forged_helo(const uint8_t *addr, size_t len, uint8_t *unit, size_t *off,
+    size_t max)
+{
+	struct identity *id;
+	uint8_t seed[32];
+	int n;
+
+	randombytes_buf(seed, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(seed, &id), 0);
+	n = helo_build(id, FERRY_PROTO_SMTP, 100000,
+	    (uint64_t)time(NULL) + 3600, addr, len, unit + *off, max - *off);
+	ck_assert_int_gt(n, 0);
+	*off += (size_t)n;
+	identity_free(id);
+}
+
+/* Mails u a ferry mail whose unit is the given bytes, from a made-up
+ * sender, as anyone who knows u's HELO can. */
+static void
+mail_unit(const struct mta_user *u, const uint8_t *unit, size_t len)
+{
+	struct ferry_peer_id sender;
+	uint8_t rnd[SMTP_MIME_TOKEN_LEN / 2];
+	char token[SMTP_MIME_TOKEN_LEN + 1], *mail, *text;
+	struct smtp_mime_meta m = { .rcpt = u->mail,
+		.filter = u->filter,
+		.domain = "attacker.example",
+		.token = token,
+		.date = (uint64_t)time(NULL),
+		.sender = &sender,
+		.is_encrypted = false,
+		.crc = crc32_update(0, unit, len) };
+	size_t mlen;
+
+	randombytes_buf(sender.bytes, sizeof(sender.bytes));
+	randombytes_buf(rnd, sizeof(rnd));
+	(void)sodium_bin2hex(token, sizeof(token), rnd, sizeof(rnd));
+	ck_assert_int_eq(smtp_mime_compose(&m, unit, len, &mail, &mlen), 0);
+	text = strndup(mail, mlen);
+	ck_assert_ptr_nonnull(text);
+	mta_inject(u->mail, text);
+	free(text);
+	free(mail);
+}
+
+/* Seed 004, III-C: advertising someone's address costs them at most one
+ * mail, however many HELOs (from however many identities) name it. The
+ * flood comes as peers would send it: HELOs in units, here by mail. */
+START_TEST(test_helo_flood_one_mail)
+{
+	struct mta_user ua, victim;
+	struct harness_daemon *d;
+	struct harness *h;
+	uint8_t addr[512], *unit;
+	size_t len, off;
+	long mark;
+
+	if (!mta_available())
+		return;
+	ck_assert_int_ge(sodium_init(), 0);
+	mta_user(&ua, "ferry-it-ma", false);
+	mta_user(&victim, "ferry-it-victim", false);
+	mark = mta_log_mark();
+	ck_assert_int_eq(harness_new("smtp-flood", &h), 0);
+	ck_assert_int_eq(harness_daemon_new(h, &d), 0);
+	smtp_config(d, &ua);
+	start_or_fail(h, d);
+	/* The victim's HELO address: length, address, a filter line. */
+	len = 1 + strlen(victim.mail) + strlen(victim.filter);
+	addr[0] = (uint8_t)strlen(victim.mail);
+	memcpy(addr + 1, victim.mail, strlen(victim.mail));
+	memcpy(addr + 1 + strlen(victim.mail), victim.filter,
+	    strlen(victim.filter));
+	unit = malloc(65536);
+	ck_assert_ptr_nonnull(unit);
+	/* 4 mails of 25 HELOs each */
+	for (int m = 0; m < 4; m++) {
+		off = 0;
+		for (int i = 0; i < 25; i++)
+			forged_helo(addr, len, unit, &off, 65536);
+		mail_unit(&ua, unit, off);
+	}
+	free(unit);
+	if (!mesh_wait_stat(d, "smtp.rx_mails", 4, MSG_MS)) {
+		harness_dump_logs(h);
+		ck_abort_msg("the daemon did not read the flood");
+	}
+	/* Give the MTA time to deliver whatever was sent. */
+	harness_sleep_ms(10000);
+	fprintf(stderr,
+	    "smtp flood: 100 HELOs, %zu mail(s) to the victim, %llu PINGs limited\n",
+	    mta_maildir_count(victim.inbox, "new"),
+	    (unsigned long long)mesh_stat(d, "core.ping_limited"));
+	ck_assert_uint_ge(mesh_stat(d, "core.ping_limited"), 99);
+	ck_assert_uint_le(mta_log_count(mark, victim.mail, "status=sent"), 1);
+	ck_assert_uint_le(mta_maildir_count(victim.inbox, "new"), 1);
+	ck_assert_uint_le(mesh_stat(d, "smtp.tx_mails"), 1);
+	harness_free(h);
+}
+END_TEST
+
+static Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("smtp_daemons");
+	TCase *tc = tcase_create("smtp_daemons");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_two_daemons_maildir);
+	tcase_add_test(tc, test_two_daemons_fifo);
+	tcase_add_test(tc, test_foreign_mail_ignored);
+	tcase_add_test(tc, test_helo_flood_one_mail);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	(void)mta_prepare(); /* once, before the tests fork */
+	sr = srunner_create(test_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
