@@ -369,9 +369,9 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 	struct helo h;
 	struct peer *p;
 	struct addr *a;
+	int r;
 
-	int r = validate_check_helo(core, msg, len, &h, &t);
-
+	r = validate_check_helo(core, msg, len, &h, &t);
 	if (r < 0)
 		return r;
 	if (valid_until_s <= time_real_s())
