@@ -160,6 +160,12 @@ struct ferry_transport_api {
 	 * 0, -ENOENT if unknown, -ENOSPC. */
 	int (*session_address)(void *cls, struct ferry_tsession *ts,
 	    void *addr, size_t max, size_t *ret_len);
+	/* Writes the i-th (from 0) of the addresses to advertise, as
+	 * create_helo writes the first: a dual-stack host has several.
+	 * -ENOENT past the last. May be NULL: create_helo's address is then
+	 * the only one. */
+	int (*create_helo_at)(void *cls, unsigned i, void *addr, size_t max,
+	    size_t *ret_len);
 };
 
 /*

@@ -128,13 +128,13 @@ bool ipt_allowed(const struct ipt *ipt, const struct sockaddr_storage *ss);
 /* Formats a HELO address. 0, -EINVAL (malformed) or -ENOSPC. */
 int ipt_address_to_string(const void *addr, size_t len, char *buf,
     size_t size);
-/* create_helo: the first address to advertise per ADVERTISE. bound holds
- * the local names of the bound sockets (or the configured bind addresses
- * in stub mode). 0 and *ret_len, -ENOENT if there is nothing to advertise,
- * -ENOSPC if max is too small. */
+/* create_helo_at: the index-th address to advertise per ADVERTISE (at
+ * most IPT_ADV_MAX). bound holds the local names of the bound sockets (or
+ * the configured bind addresses in stub mode). 0 and *ret_len, -ENOENT
+ * past the last, -ENOSPC if max is too small. */
 int ipt_create_helo(const struct ipt *ipt,
-    const struct sockaddr_storage *bound, size_t n_bound, void *addr,
-    size_t max, size_t *ret_len);
+    const struct sockaddr_storage *bound, size_t n_bound, unsigned index,
+    void *addr, size_t max, size_t *ret_len);
 /* Opens a non-blocking, close-on-exec socket of type (SOCK_DGRAM or
  * SOCK_STREAM) bound to ss (IPv6 sockets are IPv6-only; reuse_addr sets
  * SO_REUSEADDR). 0, *ret_fd and *ret_name (the bound name), or a negative

@@ -62,18 +62,32 @@ ipt_advertisable(const struct ipt *ipt, const struct sockaddr_storage *ss,
 	return ipt_allowed(ipt, ss);
 }
 
-/* The first interface address of family that is advertisable, with port.
- * 0 or -ENOENT. */
-static int
-ipt_pick_interface(const struct ipt *ipt, int family, uint16_t port,
-    bool loopback_ok, struct sockaddr_storage *ret)
+/* A list of addresses to advertise, without duplicates. */
+struct ipt_adv_list {
+	struct sockaddr_storage a[IPT_ADV_MAX];
+	size_t n;
+};
+
+static void
+ipt_adv_add(struct ipt_adv_list *l, const struct sockaddr_storage *ss)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (memcmp(&l->a[i], ss, sizeof(*ss)) == 0)
+			return;
+	if (l->n < IPT_ADV_MAX)
+		l->a[l->n++] = *ss;
+}
+
+/* Adds the advertisable interface addresses of family, with port. */
+static void
+ipt_add_interfaces(const struct ipt *ipt, int family, uint16_t port,
+    bool loopback_ok, struct ipt_adv_list *l)
 {
 	struct ifaddrs *ifs, *ifa;
-	int r = -ENOENT;
 
 	if (getifaddrs(&ifs) < 0)
-		return -ENOENT;
-	for (ifa = ifs; ifa != NULL && r < 0; ifa = ifa->ifa_next) {
+		return;
+	for (ifa = ifs; ifa != NULL; ifa = ifa->ifa_next) {
 		struct sockaddr_storage ss;
 
 		if (ifa->ifa_addr == NULL || ifa->ifa_addr->sa_family != family ||
@@ -83,23 +97,22 @@ ipt_pick_interface(const struct ipt *ipt, int family, uint16_t port,
 		memcpy(&ss, ifa->ifa_addr, family == AF_INET ?
 		    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
 		netaddr_set_port(&ss, port);
-		if (ipt_advertisable(ipt, &ss, loopback_ok)) {
-			*ret = ss;
-			r = 0;
-		}
+		if (ipt_advertisable(ipt, &ss, loopback_ok))
+			ipt_adv_add(l, &ss);
 	}
 	freeifaddrs(ifs);
-	return r;
 }
 
-/* ADVERTISE = auto: a specific bound address as it is, a wildcard one
- * through the interfaces of its family. A first pass skips loopback so
- * that a peer with a real interface never advertises 127.0.0.1. */
-static int
-ipt_pick_auto(const struct ipt *ipt, const struct sockaddr_storage *bound,
-    size_t n_bound, struct sockaddr_storage *ret)
+/* ADVERTISE = auto: specific bound addresses as they are, wildcard ones
+ * through the interfaces of their family. Loopback only if nothing else
+ * is there, so that a peer with a real interface never advertises
+ * 127.0.0.1. */
+static void
+ipt_auto_list(const struct ipt *ipt, const struct sockaddr_storage *bound,
+    size_t n_bound, struct ipt_adv_list *l)
 {
-	for (int pass = 0; pass < 2; pass++) {
+	l->n = 0;
+	for (int pass = 0; pass < 2 && l->n == 0; pass++) {
 		for (size_t i = 0; i < n_bound; i++) {
 			const struct sockaddr_storage *b = &bound[i];
 			uint16_t port = netaddr_port(b);
@@ -107,41 +120,37 @@ ipt_pick_auto(const struct ipt *ipt, const struct sockaddr_storage *bound,
 			if (port == 0)
 				continue;
 			if (!netaddr_is_unspecified(b)) {
-				if (ipt_advertisable(ipt, b, pass == 1)) {
-					*ret = *b;
-					return 0;
-				}
+				if (ipt_advertisable(ipt, b, pass == 1))
+					ipt_adv_add(l, b);
 				continue;
 			}
-			if (ipt_pick_interface(ipt, b->ss_family, port,
-			    pass == 1, ret) == 0)
-				return 0;
+			ipt_add_interfaces(ipt, b->ss_family, port, pass == 1,
+			    l);
 		}
 	}
-	return -ENOENT;
 }
 
 int
 ipt_create_helo(const struct ipt *ipt, const struct sockaddr_storage *bound,
-    size_t n_bound, void *addr, size_t max, size_t *ret_len)
+    size_t n_bound, unsigned index, void *addr, size_t max, size_t *ret_len)
 {
-	struct sockaddr_storage ss;
-	int r;
+	struct ipt_adv_list l;
 
 	switch (ipt->cfg.adv_mode) {
 	case IPT_ADV_NONE:
 		return -ENOENT;
 	case IPT_ADV_LIST:
-		ss = ipt->cfg.adv[0];
-		break;
+		if (index >= ipt->cfg.n_adv)
+			return -ENOENT;
+		return netaddr_encode(&ipt->cfg.adv[index], addr, max,
+		    ret_len);
 	case IPT_ADV_AUTO:
 	default:
-		r = ipt_pick_auto(ipt, bound, n_bound, &ss);
-		if (r < 0)
-			return r;
-		break;
+		ipt_auto_list(ipt, bound, n_bound, &l);
+		if (index >= l.n)
+			return -ENOENT;
+		return netaddr_encode(&l.a[index], addr, max, ret_len);
 	}
-	return netaddr_encode(&ss, addr, max, ret_len);
 }
 
 int

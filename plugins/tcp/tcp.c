@@ -87,7 +87,8 @@ tcp_verify_helo(void *cls, const void *addr, size_t len)
 }
 
 static int
-tcp_create_helo(void *cls, void *addr, size_t max, size_t *ret_len)
+tcp_create_helo_at(void *cls, unsigned index, void *addr, size_t max,
+    size_t *ret_len)
 {
 	struct tcp *t = cls;
 	struct sockaddr_storage names[IPT_BIND_MAX];
@@ -96,11 +97,18 @@ tcp_create_helo(void *cls, void *addr, size_t max, size_t *ret_len)
 	 * addresses stand in; PORT = 0 then has nothing to advertise. */
 	if (t->n_listeners == 0)
 		return ipt_create_helo(&t->ipt, t->ipt.cfg.bind,
-		    t->ipt.cfg.n_bind, addr, max, ret_len);
+		    t->ipt.cfg.n_bind, index, addr,
+		    max, ret_len);
 	for (size_t i = 0; i < t->n_listeners; i++)
 		names[i] = t->listeners[i].name;
-	return ipt_create_helo(&t->ipt, names, t->n_listeners, addr, max,
-	    ret_len);
+	return ipt_create_helo(&t->ipt, names, t->n_listeners, index,
+	    addr, max, ret_len);
+}
+
+static int
+tcp_create_helo(void *cls, void *addr, size_t max, size_t *ret_len)
+{
+	return tcp_create_helo_at(cls, 0, addr, max, ret_len);
 }
 
 static int
@@ -231,6 +239,7 @@ tcp_fill_api(struct tcp *t)
 	api->cls = t;
 	api->verify_helo = tcp_verify_helo;
 	api->create_helo = tcp_create_helo;
+	api->create_helo_at = tcp_create_helo_at;
 	api->address_to_string = tcp_address_to_string;
 	api->connect = tcp_connect;
 	api->associate = tcp_associate;

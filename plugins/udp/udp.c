@@ -75,7 +75,8 @@ udp_verify_helo(void *cls, const void *addr, size_t len)
 }
 
 static int
-udp_create_helo(void *cls, void *addr, size_t max, size_t *ret_len)
+udp_create_helo_at(void *cls, unsigned index, void *addr, size_t max,
+    size_t *ret_len)
 {
 	struct udp *u = cls;
 	struct sockaddr_storage names[IPT_BIND_MAX];
@@ -84,11 +85,18 @@ udp_create_helo(void *cls, void *addr, size_t max, size_t *ret_len)
 	 * addresses stand in; PORT = 0 then has nothing to advertise. */
 	if (u->n_socks == 0)
 		return ipt_create_helo(&u->ipt, u->ipt.cfg.bind,
-		    u->ipt.cfg.n_bind, addr, max, ret_len);
+		    u->ipt.cfg.n_bind, index, addr,
+		    max, ret_len);
 	for (size_t i = 0; i < u->n_socks; i++)
 		names[i] = u->socks[i].name;
-	return ipt_create_helo(&u->ipt, names, u->n_socks, addr, max,
-	    ret_len);
+	return ipt_create_helo(&u->ipt, names, u->n_socks, index,
+	    addr, max, ret_len);
+}
+
+static int
+udp_create_helo(void *cls, void *addr, size_t max, size_t *ret_len)
+{
+	return udp_create_helo_at(cls, 0, addr, max, ret_len);
 }
 
 static int
@@ -247,6 +255,7 @@ udp_fill_api(struct udp *u)
 	api->cls = u;
 	api->verify_helo = udp_verify_helo;
 	api->create_helo = udp_create_helo;
+	api->create_helo_at = udp_create_helo_at;
 	api->address_to_string = udp_address_to_string;
 	api->connect = udp_connect;
 	api->associate = udp_associate;

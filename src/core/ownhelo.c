@@ -15,6 +15,9 @@
 #include "lib/time.h"
 #include "lib/wire.h"
 
+/* Addresses one transport may advertise at most. */
+#define OWNHELO_PER_TRANSPORT 8
+
 int
 ownhelo_refresh(struct core *core)
 {
@@ -27,24 +30,36 @@ ownhelo_refresh(struct core *core)
 	for (size_t i = 0; i < core->n_transports; i++) {
 		struct transport *t = core->transports[i];
 		const struct ferry_transport_api *api = t->api;
-		int r = api->create_helo(api->cls, addr, sizeof(addr), &len);
+		bool many = FERRY_HAS(api, struct ferry_transport_api,
+				create_helo_at) &&
+		    api->create_helo_at != NULL;
 
-		if (r == -ENOENT)
-			continue; /* this transport advertises nothing */
-		if (r < 0) {
-			log_warn_errno(r, "transport %s: no HELO", t->name);
-			continue;
+		for (unsigned k = 0; k < OWNHELO_PER_TRANSPORT; k++) {
+			int r = many ? api->create_helo_at(api->cls, k, addr,
+					   sizeof(addr), &len)
+				     : api->create_helo(api->cls, addr,
+					   sizeof(addr), &len);
+
+			if (r == -ENOENT)
+				break; /* no (more) addresses to advertise */
+			if (r < 0) {
+				log_warn_errno(r, "transport %s: no HELO",
+				    t->name);
+				break;
+			}
+			r = helo_build(core->ident, api->protocol, api->mtu,
+			    now + life, addr, len, core->own_helos + off,
+			    sizeof(core->own_helos) - off);
+			if (r < 0) {
+				log_warn("transport %s: HELO does not fit (%zu bytes of HELOs already)",
+				    t->name, off);
+				break;
+			}
+			off += (size_t)r;
+			n++;
+			if (!many)
+				break;
 		}
-		r = helo_build(core->ident, api->protocol, api->mtu,
-		    now + life, addr, len, core->own_helos + off,
-		    sizeof(core->own_helos) - off);
-		if (r < 0) {
-			log_warn("transport %s: HELO does not fit (%zu bytes of HELOs already)",
-			    t->name, off);
-			continue;
-		}
-		off += (size_t)r;
-		n++;
 	}
 	core->own_helos_len = off;
 	core->own_helos_until_s = now + life / 2;

@@ -387,6 +387,20 @@ START_TEST(advertise_modes)
 	ck_assert_int_eq(a.t->reload_config(a.t->cls), 0);
 	len = pc_helo(&a, helo, sizeof(helo));
 	ck_assert_mem_eq(helo, "\x04\xc6\x33\x64\x07\x0f\xa0", 7);
+	/* Every listed address is advertised, in order: a dual-stack peer
+	 * offers both families. */
+	ck_assert_int_eq(a.t->create_helo_at(a.t->cls, 0, helo, sizeof(helo),
+			     &len),
+	    0);
+	ck_assert_uint_eq(len, 7);
+	ck_assert_int_eq(a.t->create_helo_at(a.t->cls, 1, helo, sizeof(helo),
+			     &len),
+	    0);
+	ck_assert_uint_eq(len, 19);
+	ck_assert_uint_eq(helo[0], 6);
+	ck_assert_int_eq(a.t->create_helo_at(a.t->cls, 2, helo, sizeof(helo),
+			     &len),
+	    -ENOENT);
 	/* auto, with loopback blacklisted, has nothing to offer here */
 	pc_set(&a, "ADVERTISE", "auto");
 	pc_set(&a, "BLACKLIST", "127.0.0.0/8");
