@@ -64,6 +64,9 @@ transport_up_cfg_get(void *cls, const char *key)
 	return cfg_get(t->env.cfg, t->section, key);
 }
 
+static void transport_up_vlog(void *cls, int level, const char *fmt,
+    va_list ap) __attribute__((format(printf, 3, 0)));
+
 static void
 transport_up_vlog(void *cls, int level, const char *fmt, va_list ap)
 {

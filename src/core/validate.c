@@ -183,7 +183,9 @@ validate_ping(struct addr *a, struct peer *advertiser, uint64_t now_us)
 	if (!validate_slot(core, a->t->api->protocol, a->bytes, a->len,
 		now_us) &&
 	    !a->local) {
+		/* Someone pinged it lately; ask again when that has aged. */
 		(*core->ctr.ping_limited)++;
+		a->retry_at_us = now_us + core->cc.ping_interval_us;
 		return -EAGAIN;
 	}
 	validate_forget_challenge(a);
@@ -570,8 +572,8 @@ validate_peer_tick(struct peer *p, uint64_t now_us)
 		}
 		if ((a->state == ADDR_VALID && !a->revalidating &&
 			a->valid_until_s <= now_s + life_s / 10) ||
-		    a->state == ADDR_NEW ||
-		    (a->state == ADDR_FAILED && now_us >= a->retry_at_us))
+		    ((a->state == ADDR_NEW || a->state == ADDR_FAILED) &&
+			now_us >= a->retry_at_us))
 			(void)validate_ping(a, NULL, now_us);
 	}
 }

@@ -6,8 +6,10 @@
  * validate each other's addresses by mail, agree on keys and exchange
  * messages both ways, with Maildir and with FIFO inboxes; foreign mail in
  * an inbox is ignored; and a flood of HELOs naming one e-mail address
- * makes at most one mail to it. The plugin's mail format is compiled in
- * to mail units the way anyone who knows a HELO can. Without the fixture the tests skip,
+ * makes at most one mail to it. And the paper's reason for all this: a
+ * peer behind a NAT, reached by mail, connects out over TCP and the mail
+ * falls silent. The plugin's mail format is compiled in to mail units
+ * the way anyone who knows a HELO can. Without the fixture the tests skip,
  * saying so, unless FERRY_REQUIRE_MTA=1.
  */
 /* ctest: TIMEOUT=900 RESOURCE_LOCK=mta LABELS=mta */
@@ -179,6 +181,80 @@ START_TEST(test_foreign_mail_ignored)
 }
 END_TEST
 
+/* Seed 004's motivating scenario (section I; issue 5's connection
+ * reversal): B is behind a NAT, its TCP advertises nothing, it has only
+ * an e-mail address; A has a TCP address and knows only B's HELO. A
+ * validates B by mail; B, receiving A's PING with A's HELOs, validates
+ * A's TCP address and connects out to it; from then on traffic goes
+ * over TCP both ways and the mail falls silent. */
+START_TEST(test_connection_reversal)
+{
+	struct mta_user ua, ub;
+	struct harness_daemon *a, *b;
+	struct ferry_client *la, *lb;
+	struct harness *h;
+	uint64_t end, mails;
+	char tr[32], *uri;
+
+	if (!mta_available())
+		return;
+	mta_user(&ua, "ferry-it-ma", false);
+	mta_user(&ub, "ferry-it-mb", false);
+	ck_assert_int_eq(harness_new("smtp-reversal", &h), 0);
+	ck_assert_int_eq(harness_daemon_new(h, &b), 0);
+	ck_assert_int_eq(harness_daemon_new(h, &a), 0);
+	smtp_config(b, &ub);
+	smtp_config(a, &ua);
+	ck_assert_int_eq(harness_daemon_transports(b, "tcp smtp"), 0);
+	ck_assert_int_eq(harness_daemon_transports(a, "tcp smtp"), 0);
+	/* behind the NAT: outbound TCP only, no HELO for it */
+	ck_assert_int_eq(harness_daemon_config(b,
+	    "[transport-tcp]\nADVERTISE = none\n"), 0);
+	start_or_fail(h, b);
+	uri = mesh_hello(b); /* B's HELOs: its e-mail address alone */
+	ck_assert_int_eq(harness_daemon_config(a,
+	    "[core]\nBOOTSTRAP = %s\n", uri), 0);
+	free(uri);
+	start_or_fail(h, a);
+	/* the link comes up and settles on TCP on both sides */
+	end = harness_now_ms() + LINK_MS;
+	while (strcmp(mesh_peer_transport(a, &b->id, tr, sizeof(tr)),
+	    "tcp") != 0 ||
+	    strcmp(mesh_peer_transport(b, &a->id, tr, sizeof(tr)), "tcp") !=
+	    0) {
+		if (harness_now_ms() > end) {
+			harness_dump_logs(h);
+			ck_abort_msg("no TCP link after %d ms (a uses '%s')",
+			    LINK_MS,
+			    mesh_peer_transport(a, &b->id, tr, sizeof(tr)));
+		}
+		harness_sleep_ms(200);
+	}
+	ck_assert_uint_ge(mesh_stat(a, "smtp.tx_mails"), 1); /* it began by mail */
+	ck_assert_uint_ge(mesh_stat(b, "tcp.connections_out"), 1);
+	ck_assert_uint_eq(mesh_stat(a, "tcp.connections_out"), 0);
+	/* traffic both ways, and none of it by mail */
+	mails = mesh_stat(a, "smtp.tx_mails") + mesh_stat(b, "smtp.tx_mails");
+	la = mesh_listener(a);
+	lb = mesh_listener(b);
+	for (int i = 0; i < 20; i++) {
+		mesh_send(a, b, "over tcp", 8);
+		mesh_expect(h, lb, a, "over tcp", 8, 5000);
+		mesh_send(b, a, "back", 4);
+		mesh_expect(h, la, b, "back", 4, 5000);
+	}
+	ferry_client_close(la);
+	ferry_client_close(lb);
+	fprintf(stderr, "smtp reversal: %llu mails to set up, then TCP (a: %llu units out over tcp)\n",
+	    (unsigned long long)mails,
+	    (unsigned long long)mesh_stat(a, "tcp.units_out"));
+	ck_assert_uint_eq(mesh_stat(a, "smtp.tx_mails") +
+	    mesh_stat(b, "smtp.tx_mails"), mails);
+	ck_assert_uint_ge(mesh_stat(a, "tcp.units_out"), 20);
+	harness_free(h);
+}
+END_TEST
+
 /* Appends to unit (at *off, max bytes) a HELO of a new identity that
  * claims addr for SMTP. */
 static void
@@ -294,6 +370,7 @@ test_suite(void)
 	tcase_add_test(tc, test_two_daemons_fifo);
 	tcase_add_test(tc, test_foreign_mail_ignored);
 	tcase_add_test(tc, test_helo_flood_one_mail);
+	tcase_add_test(tc, test_connection_reversal);
 	suite_add_tcase(s, tc);
 	return s;
 }
