@@ -9,10 +9,11 @@
 
 void
 cc_init(struct cc *c, uint64_t initial_window, uint64_t mss,
-    uint64_t peer_rwnd)
+    uint64_t peer_rwnd, uint64_t max_ack_delay_us)
 {
 	memset(c, 0, sizeof(*c));
 	c->mss = mss;
+	c->max_ack_delay_us = max_ack_delay_us;
 	c->initial = initial_window;
 	c->cwnd = initial_window > CC_MIN_WINDOW(c) ? initial_window
 						   : CC_MIN_WINDOW(c);
@@ -46,8 +47,8 @@ cc_on_rtt(struct cc *c, uint64_t rtt_us, uint64_t ack_delay_us)
 		c->min_rtt_us = rtt_us;
 	/* The receiver's own delay is not path delay, but never take away
 	 * more than makes the sample fall below the minimum seen. */
-	if (ack_delay_us > CC_MAX_ACK_DELAY_US)
-		ack_delay_us = CC_MAX_ACK_DELAY_US;
+	if (ack_delay_us > c->max_ack_delay_us)
+		ack_delay_us = c->max_ack_delay_us;
 	if (adjusted >= c->min_rtt_us + ack_delay_us)
 		adjusted -= ack_delay_us;
 	c->rttvar_us = (3 * c->rttvar_us +
@@ -107,7 +108,7 @@ cc_pto(const struct cc *c)
 
 	if (var < CC_MIN_RTT_GRANULARITY_US)
 		var = CC_MIN_RTT_GRANULARITY_US;
-	pto = srtt + var + CC_MAX_ACK_DELAY_US;
+	pto = srtt + var + c->max_ack_delay_us;
 	return pto << (c->pto_count < 10 ? c->pto_count : 10);
 }
 

@@ -17,11 +17,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define CC_MAX_ACK_DELAY_US 5000 /* we acknowledge within this */
+#define CC_MAX_ACK_DELAY_US 5000 /* we acknowledge within this ... */
+#define CC_MAX_ACK_DELAY_SLOW_US 1000000 /* ... or this over mail, where
+					  * every ACK is a mail of its own */
 #define CC_MIN_RTT_GRANULARITY_US 1000
 
 struct cc {
 	uint64_t mss;	      /* bytes of a full frame on the current path */
+	uint64_t max_ack_delay_us; /* how long the peer may hold an ACK */
 	uint64_t initial;     /* INITIAL_WINDOW */
 	uint64_t cwnd;	      /* congestion window, bytes */
 	uint64_t ssthresh;    /* slow-start threshold */
@@ -34,7 +37,7 @@ struct cc {
 };
 
 void cc_init(struct cc *c, uint64_t initial_window, uint64_t mss,
-    uint64_t peer_rwnd);
+    uint64_t peer_rwnd, uint64_t max_ack_delay_us);
 /* Bytes that may still be put in flight given bytes_in_flight. */
 uint64_t cc_room(const struct cc *c, uint64_t bytes_in_flight);
 /* An RTT sample from an ACK; ack_delay_us as the receiver reported. */

@@ -38,7 +38,8 @@ tx_peer_init(struct peer *p)
 	p->timer_ev = evtimer_new(core->base, tx_timer_cb, p);
 	if (p->flush_ev == NULL || p->timer_ev == NULL)
 		return -ENOMEM;
-	cc_init(&p->cc, core->cc.initial_window, 1400, core->cc.recv_window);
+	cc_init(&p->cc, core->cc.initial_window, 1400, core->cc.recv_window,
+	    CC_MAX_ACK_DELAY_US);
 	return 0;
 }
 
@@ -69,6 +70,17 @@ tx_peer_done(struct peer *p)
 	if (p->timer_ev != NULL)
 		event_free(p->timer_ev);
 	p->flush_ev = p->timer_ev = NULL;
+}
+
+/* How long an ACK for a frame over pa may wait for company: over mail an
+ * ACK is a mail, so it waits long enough to cover many frames or to ride
+ * along with data. */
+static uint64_t
+tx_ack_delay(const struct path *pa)
+{
+	return (pa->t->api->caps & FERRY_TCAP_HIGH_LATENCY)
+	    ? CC_MAX_ACK_DELAY_SLOW_US
+	    : CC_MAX_ACK_DELAY_US;
 }
 
 /* What the receive window we advertise is now. */
@@ -402,7 +414,8 @@ tx_path_changed(struct peer *p)
 	 * timeout never blames the new path for the old one's silence. A
 	 * new path has its own capacity: its window starts afresh. */
 	inflight_lose_all(&p->fl, tx_settled, p);
-	cc_init(&p->cc, p->core->cc.initial_window, mtu, p->cc.peer_rwnd);
+	cc_init(&p->cc, p->core->cc.initial_window, mtu, p->cc.peer_rwnd,
+	    tx_ack_delay(pa));
 	tx_schedule(p);
 }
 
@@ -440,7 +453,7 @@ tx_on_frame(struct peer *p, struct path *pa, uint64_t counter, bool eliciting)
 	if (pa == NULL || !path_unreliable(pa))
 		return;
 	acktrack_on_frame(&p->acks, counter, eliciting, time_mono_us(),
-	    CC_MAX_ACK_DELAY_US);
+	    tx_ack_delay(pa));
 	if (acktrack_pending(&p->acks)) {
 		if (p->acks.deadline_us <= time_mono_us())
 			tx_schedule(p);
