@@ -181,9 +181,13 @@ mime_date(uint64_t when, char *out, size_t size)
 
 	if (gmtime_r(&t, &tm) == NULL)
 		memset(&tm, 0, sizeof(tm));
-	(void)snprintf(out, size, "%s, %02d %s %04d %02d:%02d:%02d +0000",
-	    days[tm.tm_wday % 7], tm.tm_mday, months[tm.tm_mon % 12],
-	    tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	/* The moduli and precisions only tell the compiler how wide each
+	 * field can be. */
+	(void)snprintf(out, size, "%.3s, %02u %.3s %04u %02u:%02u:%02u +0000",
+	    days[(unsigned)tm.tm_wday % 7u], (unsigned)tm.tm_mday % 32u,
+	    months[(unsigned)tm.tm_mon % 12u], (unsigned)(tm.tm_year + 1900) % 10000u,
+	    (unsigned)tm.tm_hour % 24u, (unsigned)tm.tm_min % 60u,
+	    (unsigned)tm.tm_sec % 61u);
 }
 
 /* Headers, the notification and the delivery report: everything before

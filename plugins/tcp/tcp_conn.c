@@ -188,8 +188,8 @@ tcp_conn_connect(struct tcp *t, const struct sockaddr_storage *ss,
 	struct ferry_tsession *c;
 	struct timeval tv;
 	size_t key_len;
-	bool pending;
-	int fd, r;
+	bool pending = false;
+	int fd = -1, r;
 
 	r = netaddr_encode(ss, key, sizeof(key), &key_len);
 	if (r < 0)

@@ -45,7 +45,7 @@ cli_usage_error(const struct cli *cli, const char *fmt, ...)
 static int
 cli_global(struct cli *cli, int c)
 {
-	uint64_t v;
+	uint64_t v = 0;
 
 	switch (c) {
 	case CLI_OPT_SOCKET:

@@ -25,7 +25,8 @@ static const struct cli_cmd ferry_cmds[] = {
 	    "" },
 	{ "listen", listen_main, "TYPE...",
 	    "Print the messages of the given application types as they arrive",
-	    "  -n, --count N   exit after N messages\n" },
+	    "  -n, --count N   exit after N messages\n"
+	    "  -r, --raw       print only the bodies, byte for byte\n" },
 	{ "ping", ping_main, "PEER",
 	    "Measure round trips to PEER through the daemons and the link",
 	    "  -c, --count N      round trips (default 4)\n"

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * ferry listen TYPE...: registers for application types and prints each
- * message as it arrives, until interrupted or --count messages.
+ * message as it arrives, until interrupted or --count messages; with
+ * --raw, only the bodies, byte for byte (for piping a file through).
  */
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,11 +34,16 @@ listen_print_data(const uint8_t *p, size_t len)
 }
 
 static void
-listen_print(const struct cli *cli, const struct ferry_message *m)
+listen_print(const struct cli *cli, const struct ferry_message *m, bool raw)
 {
 	char id[FERRY_PEER_ID_STRLEN + 1];
 	struct json j;
 
+	if (raw) {
+		(void)fwrite(m->data, 1, m->len, stdout);
+		(void)fflush(stdout);
+		return;
+	}
 	ferry_peer_id_to_string(&m->peer, id);
 	if (cli->json) {
 		json_init(&j, stdout);
@@ -59,7 +66,8 @@ listen_print(const struct cli *cli, const struct ferry_message *m)
 }
 
 static int
-listen_loop(struct cli *cli, struct ferry_client *fc, uint64_t count)
+listen_loop(struct cli *cli, struct ferry_client *fc, uint64_t count,
+    bool raw)
 {
 	struct ferry_message m;
 	uint64_t got = 0;
@@ -71,7 +79,7 @@ listen_loop(struct cli *cli, struct ferry_client *fc, uint64_t count)
 			continue;
 		if (r < 0)
 			return cli_fail(cli, "receive", r);
-		listen_print(cli, &m);
+		listen_print(cli, &m, raw);
 		got++;
 	}
 	return CLI_EXIT_OK;
@@ -82,17 +90,23 @@ listen_main(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "count", required_argument, NULL, 'n' },
+		{ "raw", no_argument, NULL, 'r' },
 		CLI_GLOBAL_OPTIONS,
 	};
+	bool raw = false;
 	uint16_t types[LISTEN_TYPES_MAX];
 	struct ferry_client *fc;
 	uint64_t count = 0, v;
 	size_t n = 0;
 	int c, r;
 
-	while ((c = cli_getopt(cli, argc, argv, "n:", opts)) != -1) {
+	while ((c = cli_getopt(cli, argc, argv, "n:r", opts)) != -1) {
 		if (c == CLI_STOP)
 			return cli->exit;
+		if (c == 'r') {
+			raw = true;
+			continue;
+		}
 		if (cli_parse_uint(cli, "--count", optarg, 1, UINT64_MAX,
 		        &count) != 0)
 			return CLI_EXIT_USAGE;
@@ -115,7 +129,7 @@ listen_main(struct cli *cli, int argc, char **argv)
 	if (r < 0)
 		r = cli_fail(cli, "register", r);
 	else
-		r = listen_loop(cli, fc, count);
+		r = listen_loop(cli, fc, count, raw);
 	ferry_client_close(fc);
 	return r;
 }

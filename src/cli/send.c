@@ -100,7 +100,7 @@ send_main(struct cli *cli, int argc, char **argv)
 	struct ferry_peer_id peer;
 	uint8_t *data = NULL;
 	uint64_t type;
-	size_t len;
+	size_t len = 0;
 	int r = cli_parse_simple(cli, argc, argv, 2, 3, true);
 
 	if (r >= 0)

@@ -16,6 +16,7 @@
 #include "core/transport.h"
 #include "lib/cfg.h"
 #include "lib/log.h"
+#include "lib/stats.h"
 #include "lib/time.h"
 
 typedef int core_name_fn(void *cls, const char *name);
@@ -60,15 +61,49 @@ core_check_one_transport(void *cls, const char *name)
 	memset(&env, 0, sizeof(env));
 	env.self = &nobody;
 	env.cfg = cfg;
+	/* The plugin's counters go nowhere, but they must exist. */
+	env.stats = stats_new();
+	if (env.stats == NULL)
+		return -ENOMEM;
 	/* Stub mode (no hooks): the plugin parses its section and opens no
 	 * sockets; its own log lines say what is wrong. */
 	r = transport_load(core_cfg_plugin_dir(cfg), name, &env, &t);
-	if (r < 0)
+	if (r < 0) {
+		stats_free(env.stats);
 		return 1; /* counted, not fatal: check the others too */
+	}
 	if (t->api->keys != NULL &&
 	    cfg_add_schema_section(cfg, t->section, t->api->keys) < 0)
 		r = -ENOMEM;
 	transport_unload(t);
+	stats_free(env.stats);
+	return r;
+}
+
+int
+core_transport_keys(struct cfg *cfg, const char *name, core_key_visit_fn *fn,
+    void *cls)
+{
+	struct ferry_peer_id nobody;
+	struct transport_env env;
+	struct transport *t;
+	int r;
+
+	memset(&nobody, 0, sizeof(nobody));
+	memset(&env, 0, sizeof(env));
+	env.self = &nobody;
+	env.cfg = cfg;
+	env.stats = stats_new();
+	if (env.stats == NULL)
+		return -ENOMEM;
+	r = transport_load(core_cfg_plugin_dir(cfg), name, &env, &t);
+	if (r == 0) {
+		for (const struct ferry_cfg_key *k = t->api->keys;
+		     k != NULL && k->name != NULL; k++)
+			fn(cls, t->section, k->name, k->def, k->help);
+		transport_unload(t);
+	}
+	stats_free(env.stats);
 	return r;
 }
 

@@ -61,6 +61,13 @@ typedef void core_peer_visit_fn(void *cls, const struct core_peer_info *pi);
  * 0 or -EINVAL. */
 int core_config_check(struct cfg *cfg);
 
+/* Calls fn for each configuration key of the transport plugin `name`
+ * (loaded in stub mode for the call). 0, or the loader's error. */
+typedef void core_key_visit_fn(void *cls, const char *section,
+    const char *key, const char *def, const char *help);
+int core_transport_keys(struct cfg *cfg, const char *name,
+    core_key_visit_fn *fn, void *cls);
+
 /* Loads the identity from state_dir and the configured transports. The
  * core keeps cfg, stats and base borrowed; they must outlive it. Logs the
  * cause on failure. */

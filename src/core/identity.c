@@ -188,15 +188,16 @@ out:
 	return r;
 }
 
-/* Signing input is prefix || data; prefixes are NUL-free ASCII, so no
- * message of one kind reads as a message of another. */
+/* Signing input is prefix || NUL || data: prefixes are NUL-free ASCII,
+ * so the NUL ends each unambiguously and no message of one kind can read
+ * as a message of another, whatever prefixes are added later. */
 void
 identity_sign(const struct identity *ident, const char *prefix,
     const void *data, size_t len, uint8_t sig[FERRY_SIG_LEN])
 {
 	/* Pure Ed25519 needs one contiguous input; prefix and data are short
 	 * (< 1 KiB), so copy them. */
-	size_t plen = strlen(prefix);
+	size_t plen = strlen(prefix) + 1;
 	uint8_t stackbuf[1024];
 	uint8_t *m = plen + len <= sizeof(stackbuf) ? stackbuf
 						    : malloc(plen + len);
@@ -218,7 +219,7 @@ int
 identity_verify(const uint8_t pk[FERRY_PUBKEY_LEN], const char *prefix,
     const void *data, size_t len, const uint8_t sig[FERRY_SIG_LEN])
 {
-	size_t plen = strlen(prefix);
+	size_t plen = strlen(prefix) + 1;
 	uint8_t stackbuf[1024];
 	uint8_t *m = plen + len <= sizeof(stackbuf) ? stackbuf
 						    : malloc(plen + len);

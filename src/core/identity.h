@@ -31,10 +31,11 @@ int identity_from_seed(const uint8_t seed[32], struct identity **ret);
 /* Wipes and frees. NULL is allowed. */
 void identity_free(struct identity *ident);
 
-/* sig = Ed25519(sk, prefix || data); prefix separates the message kinds. */
+/* sig = Ed25519(sk, prefix || NUL || data); the NUL-terminated prefix
+ * separates the message kinds. */
 void identity_sign(const struct identity *ident, const char *prefix,
     const void *data, size_t len, uint8_t sig[FERRY_SIG_LEN]);
-/* 0 if sig is pk's signature of prefix || data, else -EBADMSG. */
+/* 0 if sig is pk's signature of prefix || NUL || data, else -EBADMSG. */
 int identity_verify(const uint8_t pk[FERRY_PUBKEY_LEN], const char *prefix,
     const void *data, size_t len, const uint8_t sig[FERRY_SIG_LEN]);
 

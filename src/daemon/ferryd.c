@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <sodium.h>
@@ -22,6 +23,7 @@
 #include "core/core.h"
 #include "core/core_cfg.h"
 #include "core/transport.h"
+#include "daemon/schema.h"
 #include "daemon/sdnotify.h"
 #include "lib/cfg.h"
 #include "lib/dirs.h"
@@ -34,7 +36,7 @@
 #define FERRYD_DEFAULT_CONFIG FERRY_SYSCONF_DIR "/ferryd.conf"
 #define FERRYD_MAX_OVERRIDES 64
 
-static const struct cfg_schema_key ferryd_cfg_keys[] = {
+const struct cfg_schema_key ferryd_cfg_keys[] = {
 	{ "paths", "STATE_DIR", NULL,
 	    "identity and peer book (default: $STATE_DIRECTORY, /var/lib/ferry for root, else ~/.local/state/ferry)" },
 	{ "paths", "RUNTIME_DIR", NULL,
@@ -86,6 +88,7 @@ ferryd_usage(FILE *f)
 	    "  -o, --set SECTION.KEY=VALUE\n"
 	    "                           override one configuration value\n"
 	    "      --check-config       check the configuration and exit\n"
+	    "      --dump-schema        list every key with its default and exit\n"
 	    "  -v, --verbose            log more (repeat for debug)\n"
 	    "  -q, --quiet              log only warnings and errors\n"
 	    "  -h, --help               show this help\n"
@@ -187,6 +190,32 @@ fail:
 	return r;
 }
 
+/* A directory we keep keys or a socket in must be ours and writable by
+ * nobody else: a /tmp fallback another user created first is refused. */
+static int
+ferryd_check_dir(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return log_err_errno(-errno, "%s", path);
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("%s is not a directory", path);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		log_err("%s belongs to uid %lu, not to this user (uid %lu)",
+		    path, (unsigned long)st.st_uid, (unsigned long)geteuid());
+		return -EPERM;
+	}
+	if ((st.st_mode & 022) != 0) {
+		log_err("%s is writable by group or others (mode %04o)", path,
+		    (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int
 ferryd_dirs(struct ferryd *d)
 {
@@ -219,7 +248,10 @@ ferryd_dirs(struct ferryd *d)
 	r = fs_mkdir_p(d->runtime_dir, 0755);
 	if (r < 0)
 		return log_err_errno(r, "cannot create %s", d->runtime_dir);
-	return 0;
+	r = ferryd_check_dir(d->state_dir);
+	if (r == 0)
+		r = ferryd_check_dir(d->runtime_dir);
+	return r;
 }
 
 static int
@@ -336,13 +368,17 @@ ferryd_check_config(struct ferryd *d)
 	return r;
 }
 
+enum ferryd_mode { FERRYD_RUN, FERRYD_CHECK, FERRYD_SCHEMA };
+
 static int
-ferryd_parse_args(struct ferryd *d, int argc, char **argv, bool *check)
+ferryd_parse_args(struct ferryd *d, int argc, char **argv,
+    enum ferryd_mode *mode)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "set", required_argument, NULL, 'o' },
 		{ "check-config", no_argument, NULL, 'C' },
+		{ "dump-schema", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -364,13 +400,16 @@ ferryd_parse_args(struct ferryd *d, int argc, char **argv, bool *check)
 			d->overrides[d->n_overrides++] = optarg;
 			break;
 		case 'C':
-			*check = true;
+			*mode = FERRYD_CHECK;
+			break;
+		case 'S':
+			*mode = FERRYD_SCHEMA;
 			break;
 		case 'v':
 			d->verbosity++;
 			break;
 		case 'q':
-			d->verbosity -= 2;
+			d->verbosity--;
 			break;
 		case 'h':
 			ferryd_usage(stdout);
@@ -409,22 +448,23 @@ ferryd_free(struct ferryd *d)
 int
 main(int argc, char **argv)
 {
+	enum ferryd_mode mode = FERRYD_RUN;
 	struct ferryd d;
-	bool check = false;
 	size_t started = 0;
 	int r;
 
 	memset(&d, 0, sizeof(d));
 	log_init("ferryd", FERRY_LOG_NOTICE);
-	r = ferryd_parse_args(&d, argc, argv, &check);
+	r = ferryd_parse_args(&d, argc, argv, &mode);
 	if (r >= 0)
 		return r;
 	if (sodium_init() < 0)
 		fatal("libsodium failed to initialise");
 	if (ferryd_load_cfg(&d, &d.cfg) < 0)
 		return 1;
-	if (check) {
-		r = ferryd_check_config(&d);
+	if (mode != FERRYD_RUN) {
+		r = mode == FERRYD_CHECK ? ferryd_check_config(&d)
+					 : schema_dump(d.cfg, stdout);
 		cfg_free(d.cfg);
 		return r < 0 ? 1 : 0;
 	}

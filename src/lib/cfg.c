@@ -141,6 +141,8 @@ cfg_find(const struct cfg *c, const char *section, const char *key)
 	return NULL;
 }
 
+/* line 0: set on the command line, which overrides a file on purpose and
+ * so is not counted as a second assignment. */
 static int
 cfg_store(struct cfg *c, const char *section, const char *key,
     const char *value, const char *file, unsigned line)
@@ -155,7 +157,8 @@ cfg_store(struct cfg *c, const char *section, const char *key,
 		e->value = v;
 		e->file = file;
 		e->line = line;
-		e->times++;
+		if (line > 0)
+			e->times++;
 		return 0;
 	}
 	if (c->n == c->cap) {

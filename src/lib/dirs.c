@@ -51,9 +51,11 @@ int
 dirs_state(char *buf, size_t size)
 {
 	const char *xdg, *home;
+	int r;
 
-	if (dirs_from_systemd("STATE_DIRECTORY", buf, size) == 0)
-		return 0;
+	r = dirs_from_systemd("STATE_DIRECTORY", buf, size);
+	if (r != -ENOENT)
+		return r;
 	if (geteuid() == 0)
 		return dirs_print(buf, size, "/var/lib/ferry", "");
 	xdg = getenv("XDG_STATE_HOME");
@@ -70,9 +72,11 @@ dirs_runtime(char *buf, size_t size)
 {
 	const char *xdg;
 	char uid[24];
+	int r;
 
-	if (dirs_from_systemd("RUNTIME_DIRECTORY", buf, size) == 0)
-		return 0;
+	r = dirs_from_systemd("RUNTIME_DIRECTORY", buf, size);
+	if (r != -ENOENT)
+		return r;
 	if (geteuid() == 0)
 		return dirs_print(buf, size, "/run/ferry", "");
 	xdg = getenv("XDG_RUNTIME_DIR");

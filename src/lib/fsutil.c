@@ -21,11 +21,27 @@ fs_path_join(char *buf, size_t size, const char *dir, const char *name)
 	return 0;
 }
 
+/* mkdir that accepts an existing directory, and only a directory. */
+static int
+fs_mkdir_one(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 int
 fs_mkdir_p(const char *path, mode_t mode)
 {
 	char tmp[PATH_MAX];
 	size_t len = strlen(path);
+	int r;
 
 	if (len == 0 || len >= sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -34,13 +50,12 @@ fs_mkdir_p(const char *path, mode_t mode)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return -errno;
+		r = fs_mkdir_one(tmp, mode);
+		if (r < 0)
+			return r;
 		*p = '/';
 	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return fs_mkdir_one(tmp, mode);
 }
 
 static int
@@ -123,7 +138,9 @@ fs_read_file(const char *path, size_t max, uint8_t **ret_data,
 	size_t len = 0;
 	int fd, r = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; the type
+	 * check below refuses it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
