@@ -173,9 +173,8 @@ START_TEST(test_too_long)
 }
 END_TEST
 
-/* Known bug (reported): a $STATE_DIRECTORY or $RUNTIME_DIRECTORY that
- * does not fit is skipped, and the next rule's directory is returned as if
- * systemd had set none. FERRY_TEST_KNOWN_BUGS=1 enables this test. */
+/* A $STATE_DIRECTORY or $RUNTIME_DIRECTORY that does not fit is an
+ * error, not a reason to fall back to the next rule's directory. */
 START_TEST(test_systemd_dir_too_long)
 {
 	char buf[16];
@@ -202,13 +201,8 @@ test_suite(void)
 	tcase_add_test(tc, test_user_fallbacks);
 	tcase_add_test(tc, test_socket_override);
 	tcase_add_test(tc, test_too_long);
+	tcase_add_test(tc, test_systemd_dir_too_long);
 	suite_add_tcase(s, tc);
-	if (getenv("FERRY_TEST_KNOWN_BUGS") != NULL) {
-		tc = tcase_create("known bugs");
-		tcase_add_checked_fixture(tc, test_setup, test_teardown);
-		tcase_add_test(tc, test_systemd_dir_too_long);
-		suite_add_tcase(s, tc);
-	}
 	return s;
 }
 

@@ -87,8 +87,7 @@ START_TEST(test_mkdir_p)
 }
 END_TEST
 
-/* Known bug (reported): a regular file where the directory should be
- * passes as "existing". Enabled with FERRY_TEST_KNOWN_BUGS=1. */
+/* A regular file where the directory should be is not "existing". */
 START_TEST(test_mkdir_p_on_file)
 {
 	unit_write_str(dir, "file", "x");
@@ -185,9 +184,8 @@ START_TEST(test_read_limits)
 }
 END_TEST
 
-/* Known bug (reported): fs_read_file() opens before it checks the file
- * type, so a FIFO blocks it for ever (an @INLINE@ of one hangs ferryd).
- * Runs in a child that is killed after 2 s. FERRY_TEST_KNOWN_BUGS=1. */
+/* fs_read_file() must not block on a FIFO (an @INLINE@ of one would hang
+ * ferryd). Runs in a child that is killed after 2 s. */
 START_TEST(test_read_fifo_does_not_block)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
@@ -230,14 +228,9 @@ test_suite(void)
 	tcase_add_test(tc, test_write_atomic_replaces);
 	tcase_add_test(tc, test_write_atomic_failures);
 	tcase_add_test(tc, test_read_limits);
+	tcase_add_test(tc, test_mkdir_p_on_file);
+	tcase_add_test(tc, test_read_fifo_does_not_block);
 	suite_add_tcase(s, tc);
-	if (getenv("FERRY_TEST_KNOWN_BUGS") != NULL) {
-		tc = tcase_create("known bugs");
-		tcase_add_checked_fixture(tc, test_setup, test_teardown);
-		tcase_add_test(tc, test_mkdir_p_on_file);
-		tcase_add_test(tc, test_read_fifo_does_not_block);
-		suite_add_tcase(s, tc);
-	}
 	return s;
 }
 
