@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# ferry's messaging benchmarks (issue 4; tests/bench/README): builds a
+# Release tree if needed, runs bench_rtt, bench_throughput and
+# bench_latency, and draws their PNG plots with gnuplot, all into one
+# output directory.
+#
+# Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
+#                           [-s rtt,throughput,latency]
+#   -q   quick smoke run (small counts, 1-2 repetitions; about a minute)
+#   -r   repetitions of every measurement (default: each program's own,
+#        5 for rtt and throughput, 3 new links per point for latency)
+#   -o   output directory (default ./bench-out)
+#   -b   build directory (default <source>/build-bench, configured with
+#        -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRY_BENCH=ON)
+#   -s   which benchmarks to run (default all three)
+# Environment: FERRY_BENCH_QUIET_WAIT (seconds to wait for a quiet machine
+#   before each benchmark, default 60; 0 skips), FERRY_BENCH_NICE (nice
+#   value of the benchmarks, default -20 as root, else 0: on a shared
+#   machine the benchmarked processes then win over background work),
+#   FERRY_BENCH_ARGS (more options for every program, e.g. "-p on" or
+#   "-c extra.conf"), FERRY_BENCH_NO_INSTALL=1 (never run
+#   .ci/install-deps.sh for a missing gnuplot).
+#
+# gnuplot comes from Debian's gnuplot-nox, which .ci/install-deps.sh
+# installs; this script runs that when gnuplot is missing (as root or
+# through sudo). Without gnuplot the tables and CSV files are still made.
+
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$src/build-bench
+out=bench-out
+quick=()
+reps=()
+which=rtt,throughput,latency
+
+while getopts "qr:o:b:s:h" opt; do
+    case $opt in
+    q) quick=(-q) ;;
+    r) reps=(-r "$OPTARG") ;;
+    o) out=$OPTARG ;;
+    b) build=$OPTARG ;;
+    s) which=$OPTARG ;;
+    h)
+        awk 'NR > 2 && !/^#/ { exit } NR > 3 { sub(/^# ?/, ""); print }' "$0"
+        exit 0
+        ;;
+    *) exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+read -r -a extra <<<"${FERRY_BENCH_ARGS:-}"
+quiet_wait=${FERRY_BENCH_QUIET_WAIT:-60}
+if [ "$(id -u)" -eq 0 ]; then
+    nice_level=${FERRY_BENCH_NICE:--20}
+else
+    nice_level=${FERRY_BENCH_NICE:-0}
+fi
+
+log() { echo "bench: $*" >&2; }
+
+# --- build (Release only: benchmarks of a debug build mislead) -----------
+if [ -f "$build/CMakeCache.txt" ]; then
+    type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+    if [ "$type" != Release ]; then
+        log "$build is a '$type' build; benchmarks need Release (use -b)"
+        exit 1
+    fi
+else
+    generator=()
+    command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+    log "configuring $build (Release)"
+    cmake -S "$src" -B "$build" "${generator[@]}" \
+        -DCMAKE_BUILD_TYPE=Release -DFERRY_BENCH=ON >/dev/null
+fi
+log "building"
+cmake --build "$build" --target bench --parallel "$(nproc 2>/dev/null || echo 2)" \
+    >/dev/null
+bin=$build/tests/bench
+
+# --- gnuplot --------------------------------------------------------------
+if ! command -v gnuplot >/dev/null 2>&1 && [ "${FERRY_BENCH_NO_INSTALL:-0}" != 1 ]; then
+    log "gnuplot is missing: installing the project's dependencies"
+    "$src/.ci/install-deps.sh" || log "could not install gnuplot-nox"
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# --- the machine ----------------------------------------------------------
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "host: $(uname -srm)"
+    echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
+        "$(nproc) CPUs"
+    echo "memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+    echo "cpuidle: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown)"
+    echo "udp rmem_default: $(cat /proc/sys/net/core/rmem_default 2>/dev/null || echo ?)"
+    echo "compiler: $(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" \
+        "$("$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" -dumpversion 2>/dev/null)"
+    echo "git: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo ?)" \
+        "$(git -C "$src" status --porcelain --untracked-files=no -- src plugins 2>/dev/null |
+            grep -q . && echo '(with uncommitted changes in src/ or plugins/)')"
+    echo "nice: $nice_level"
+} >"$out/machine.txt"
+
+# Benchmarks on a busy machine measure the other work: wait until the
+# load has settled, and note it either way.
+wait_quiet() {
+    local t=0 load
+    while :; do
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        awk -v l="$load" 'BEGIN { exit !(l < 0.5) }' && break
+        if [ "$t" -ge "$quiet_wait" ]; then
+            log "machine still busy (load $load); measuring anyway"
+            break
+        fi
+        [ "$t" -eq 0 ] && log "waiting for a quiet machine (load $load)"
+        sleep 5
+        t=$((t + 5))
+    done
+    echo "$1: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+}
+
+run() {
+    local name=$1
+    shift
+    wait_quiet "$name"
+    log "running $name $*"
+    nice -n "$nice_level" "$bin/$name" -o "$out" "$@" | tee "$out/$name.txt"
+    echo "$name: load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+}
+
+status=0
+case ",$which," in *,rtt,*)
+    run bench_rtt "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
+case ",$which," in *,throughput,*)
+    run bench_throughput "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
+case ",$which," in *,latency,*)
+    run bench_latency "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
+
+# --- plots -----------------------------------------------------------------
+if command -v gnuplot >/dev/null 2>&1; then
+    for p in rtt throughput latency; do
+        case ",$which," in *,$p,*)
+            gnuplot -e "dir='$out'" "$src/tests/bench/plot_$p.gp" || status=1 ;;
+        esac
+    done
+else
+    log "gnuplot not found: no plots (apt-get install gnuplot-nox)"
+fi
+log "results in $out:"
+ls "$out" >&2
+exit $status
