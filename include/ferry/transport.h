@@ -15,7 +15,7 @@
  * event handlers, never from inside a function the core called (send()
  * that fails reports it by its return value, not by session_gone()).
  * The core never calls the plugin from inside receive() other than
- * associate(), send() and connect().
+ * associate(), send(), connect() and recv_pause().
  */
 #ifndef FERRY_TRANSPORT_H
 #define FERRY_TRANSPORT_H
@@ -166,6 +166,13 @@ struct ferry_transport_api {
 	 * the only one. */
 	int (*create_helo_at)(void *cls, unsigned i, void *addr, size_t max,
 	    size_t *ret_len);
+	/* Stops (pause true) or resumes reading from a session, so that a
+	 * stream transport's own flow control holds the sender back when
+	 * the core cannot take more (back-pressure by not reading). Units
+	 * already read may still arrive until the call returns. May be NULL;
+	 * a datagram transport leaves it NULL, as not reading would only lose
+	 * datagrams. 0 or -ENOTCONN. */
+	int (*recv_pause)(void *cls, struct ferry_tsession *ts, bool pause);
 };
 
 /*

@@ -210,6 +210,16 @@ tcp_reload_config(void *cls)
 }
 
 static int
+tcp_recv_pause(void *cls, struct ferry_tsession *ts, bool pause)
+{
+	(void)cls;
+	if (ts->dead)
+		return -ENOTCONN;
+	tcp_stream_pause(ts, pause);
+	return 0;
+}
+
+static int
 tcp_session_address(void *cls, struct ferry_tsession *ts, void *addr,
     size_t max, size_t *ret_len)
 {
@@ -240,6 +250,7 @@ tcp_fill_api(struct tcp *t)
 	api->verify_helo = tcp_verify_helo;
 	api->create_helo = tcp_create_helo;
 	api->create_helo_at = tcp_create_helo_at;
+	api->recv_pause = tcp_recv_pause;
 	api->address_to_string = tcp_address_to_string;
 	api->connect = tcp_connect;
 	api->associate = tcp_associate;

@@ -48,6 +48,7 @@ struct ferry_tsession {
 	bool dead;			/* over; freed when not busy */
 	bool want_ready;		/* send() said -EAGAIN */
 	bool have_id;			/* the welcome came */
+	bool paused;			/* the core asked us not to read */
 	unsigned busy;			/* inside a callback into the core */
 	unsigned refs;			/* connect + associate - disconnect */
 	int error;			/* why it died, negative errno */
@@ -141,6 +142,9 @@ void tcp_conn_reconfigure(struct tcp *t);
 
 /* Read event: reads, parses and delivers units. */
 void tcp_stream_readable(evutil_socket_t fd, short what, void *arg);
+/* recv_pause: stops or resumes reading c; what was read and not yet
+ * delivered waits in its buffer. */
+void tcp_stream_pause(struct ferry_tsession *c, bool pause);
 /* Write event: finishes connecting, flushes, reports death. */
 void tcp_stream_writable(evutil_socket_t fd, short what, void *arg);
 /* Queues or writes one unit. 0, -EAGAIN (send_ready follows), -ENOTCONN,

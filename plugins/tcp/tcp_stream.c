@@ -70,7 +70,8 @@ tcp_stream_parse(struct ferry_tsession *c)
 		    buf_size(&c->rbuf), &ev);
 		more = tcp_stream_event(c, &ev);
 		buf_consume(&c->rbuf, used);
-	} while (more);
+		/* The core may pause us from within receive(). */
+	} while (more && !c->paused);
 }
 
 /* Room to offer read(): a full chunk at first, afterwards at least what
@@ -98,7 +99,11 @@ tcp_stream_readable(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	c->busy++; /* receive() may drop the last reference */
-	while (total < TCP_READ_BUDGET && !c->dead && !c->closing) {
+	/* Units read before a pause come first. */
+	if (buf_size(&c->rbuf) > 0 && !c->paused)
+		tcp_stream_parse(c);
+	while (total < TCP_READ_BUDGET && !c->dead && !c->closing &&
+	    !c->paused) {
 		p = buf_reserve(&c->rbuf, tcp_stream_want(c));
 		if (p == NULL) {
 			tcp_conn_fail(c, -ENOMEM);
@@ -179,9 +184,27 @@ tcp_stream_connected(struct ferry_tsession *c, short what)
 	if (err != 0)
 		return -err;
 	c->connecting = false;
-	if (!c->closing)
+	if (!c->closing && !c->paused)
 		(void)event_add(c->ev_read, NULL);
 	return 0;
+}
+
+void
+tcp_stream_pause(struct ferry_tsession *c, bool pause)
+{
+	if (pause == c->paused)
+		return;
+	c->paused = pause;
+	if (c->connecting || c->closing || c->dead)
+		return;
+	if (pause) {
+		(void)event_del(c->ev_read);
+		return;
+	}
+	(void)event_add(c->ev_read, NULL);
+	/* Deliver what waits in the buffer even if nothing more comes. */
+	if (buf_size(&c->rbuf) > 0)
+		event_active(c->ev_read, EV_READ, 0);
 }
 
 /* Tells the core about room once the queue is below half its bound. */

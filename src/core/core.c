@@ -426,8 +426,16 @@ core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls)
 	core->drain_cb_cls = cls;
 }
 
+/* Over unreliable transports the receive window in our ACKs holds
+ * senders back; over streams, not reading does (the transport's own flow
+ * control then fills the sender's queue). Hysteresis: pause above the
+ * window, resume at half of it. */
 void
 core_set_rx_backlog(struct core *core, uint64_t bytes)
 {
 	core->rx_backlog = bytes;
+	if (!core->rx_paused && bytes > core->cc.recv_window)
+		core_rx_pause(core, true);
+	else if (core->rx_paused && bytes <= core->cc.recv_window / 2)
+		core_rx_pause(core, false);
 }

@@ -112,6 +112,7 @@ struct core {
 	core_drain_fn *drain_cb;
 	void *drain_cb_cls;
 	uint64_t rx_backlog; /* bytes the service still owes its clients */
+	bool rx_paused;	     /* stream sessions are not being read */
 
 	struct map *peers;	  /* peer id -> struct peer */
 	struct map *by_index;	  /* receiver index -> struct peer */
@@ -170,6 +171,8 @@ int core_unit_send(struct core *core, struct transport *t,
  * KX_RATE_PER_SOURCE per second for each src (a transport's network
  * origin, e.g. an IP address). True if this one may go ahead. */
 bool core_src_allow(struct core *core, const void *src, size_t len);
+/* Pauses or resumes reading every stream path (core_set_rx_backlog). */
+void core_rx_pause(struct core *core, bool pause);
 /* A session died: forget emulated units queued for it. */
 void core_emu_forget(struct core *core, const struct ferry_tsession *ts);
 /* The address whose validation session is ts (no path yet), or NULL. */

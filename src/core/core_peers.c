@@ -388,6 +388,23 @@ core_unit_send(struct core *core, struct transport *t,
 }
 
 void
+core_rx_pause(struct core *core, bool pause)
+{
+	struct core_snapshot s;
+
+	core->rx_paused = pause;
+	if (core_snapshot(core, &s) < 0)
+		return;
+	for (size_t i = 0; i < s.n; i++) {
+		struct path *pa;
+
+		TAILQ_FOREACH(pa, &s.v[i]->paths, link)
+			path_recv_pause(pa, pause);
+	}
+	free(s.v);
+}
+
+void
 core_emu_forget(struct core *core, const struct ferry_tsession *ts)
 {
 	if (core->emu != NULL)

@@ -67,6 +67,8 @@ path_add(struct peer *p, struct transport *t, struct ferry_tsession *ts,
 	if (addr != NULL)
 		addr->path = pa;
 	TAILQ_INSERT_TAIL(&p->paths, pa, link);
+	if (core->rx_paused)
+		path_recv_pause(pa, true);
 	path_choose(p);
 	peer_log(p, FERRY_LOG_DEBUG, "new %s path over %s", t->name,
 	    addr != NULL ? "a validated address" : "an inbound session");
@@ -169,6 +171,16 @@ path_on_ready(struct path *pa)
 	}
 	if (r == 0 && !pa->blocked)
 		tx_schedule(pa->peer);
+}
+
+void
+path_recv_pause(struct path *pa, bool pause)
+{
+	const struct ferry_transport_api *api = pa->t->api;
+
+	if (FERRY_HAS(api, struct ferry_transport_api, recv_pause) &&
+	    api->recv_pause != NULL)
+		(void)api->recv_pause(api->cls, pa->ts, pause);
 }
 
 void

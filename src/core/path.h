@@ -48,6 +48,8 @@ size_t path_mtu(const struct path *pa);
 int path_send(struct path *pa, const uint8_t *unit, size_t len, bool enc);
 /* The transport has room again on pa's session. */
 void path_on_ready(struct path *pa);
+/* Stops or resumes reading from pa's session, if its transport can. */
+void path_recv_pause(struct path *pa, bool pause);
 /* Formats the path's remote address for humans. */
 void path_address_string(const struct path *pa, char *buf, size_t size);
 

@@ -182,6 +182,52 @@ START_TEST(test_stopped_receiver_bounds_sender)
 }
 END_TEST
 
+/* Over TCP nothing in ferry's ACKs slows a sender; a slow local client
+ * must still not lose messages: the daemon stops reading the stream and
+ * TCP's own flow control holds the sender back. */
+START_TEST(test_slow_client_over_tcp_loses_nothing)
+{
+	enum { N = 6000, SIZE = 1000 };
+	struct harness_daemon *d[2];
+	struct ferry_client *l, *s;
+	struct ferry_message m;
+	struct harness *h;
+	static uint8_t body[SIZE];
+	unsigned got = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(harness_new("slowtcp", &h), 0);
+	mesh_start(h, d, 2, "tcp",
+	    "[core]\nRECV_WINDOW = 256 KiB\nQUEUE_BYTES = 256 KiB\n"
+	    "[service]\nCLIENT_BUFFER = 512 KiB\n");
+	mesh_wait_peers(h, d[0], 1, LINK_MS);
+	mesh_wait_peers(h, d[1], 1, LINK_MS);
+	l = mesh_listener(d[1]);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (harness_daemon_client(d[0], &s) != 0)
+			_exit(1);
+		for (unsigned i = 0; i < N; i++)
+			if (ferry_send(s, &d[1]->id, MESH_APP_TYPE, body,
+				sizeof(body)) != 0)
+				_exit(2);
+		_exit(ferry_flush(s) == 0 ? 0 : 3);
+	}
+	/* 6 MB against a 512 KiB client buffer: read in slow bursts. */
+	while (got < N && ferry_receive(l, &m, 10000) == 0) {
+		ck_assert_uint_eq(m.len, SIZE);
+		if (++got % 500 == 0)
+			harness_sleep_ms(50);
+	}
+	ck_assert_uint_eq(got, N);
+	ck_assert_uint_eq(mesh_stat(d[1], "service.recv_dropped"), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ferry_client_close(l);
+	harness_free(h);
+}
+END_TEST
+
 static Suite *
 flow_suite(void)
 {
@@ -192,6 +238,7 @@ flow_suite(void)
 	tcase_add_test(tc, test_1mib_over_lossy_udp);
 	tcase_add_test(tc, test_burst_shares_datagrams);
 	tcase_add_test(tc, test_stopped_receiver_bounds_sender);
+	tcase_add_test(tc, test_slow_client_over_tcp_loses_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
