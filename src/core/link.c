@@ -264,10 +264,9 @@ link_frame_index(const void *frame, size_t len, uint32_t *ret_index)
 }
 
 int
-link_open(struct link *l, uint8_t *frame, size_t len, uint64_t now_us,
-    size_t *ret_len, uint64_t *ret_counter)
+link_open_to(struct link *l, const uint8_t *frame, size_t len, uint8_t *out,
+    uint64_t now_us, size_t *ret_len, uint64_t *ret_counter)
 {
-	uint8_t *body = frame + FERRY_ENC_HDR;
 	uint32_t index, key_id;
 	struct keyset *ks;
 	uint64_t ctr;
@@ -287,8 +286,8 @@ link_open(struct link *l, uint8_t *frame, size_t len, uint64_t now_us,
 		return -ENOKEY;
 	if (!replay_check(&ks->replay, ctr))
 		return -EALREADY;
-	r = aead_open(ks->rx, ctr, frame, FERRY_ENC_HDR, body,
-	    len - FERRY_ENC_HDR, body);
+	r = aead_open(ks->rx, ctr, frame, FERRY_ENC_HDR, frame + FERRY_ENC_HDR,
+	    len - FERRY_ENC_HDR, out);
 	if (r < 0)
 		return -EBADMSG;
 	/* Only an authentic frame may move the window. */
@@ -300,6 +299,14 @@ link_open(struct link *l, uint8_t *frame, size_t len, uint64_t now_us,
 		return LINK_KX_NEWKEYS;
 	}
 	return 0;
+}
+
+int
+link_open(struct link *l, uint8_t *frame, size_t len, uint64_t now_us,
+    size_t *ret_len, uint64_t *ret_counter)
+{
+	return link_open_to(l, frame, len, frame + FERRY_ENC_HDR, now_us,
+	    ret_len, ret_counter);
 }
 
 void

@@ -103,11 +103,15 @@ int link_seal(struct link *l, const void *pt, size_t len, uint8_t *out,
     uint64_t *ret_counter);
 /* Reads the receiver index of an ENC frame. 0 or -EBADMSG. */
 int link_frame_index(const void *frame, size_t len, uint32_t *ret_index);
-/* Opens an ENC frame in place: on success the plaintext starts at
- * frame + FERRY_ENC_HDR and *ret_len says how long it is. Returns 0 or
- * LINK_KX_NEWKEYS (the frame confirmed the next key set), else -ENOKEY
- * (unknown key id), -EALREADY (replay or too old), -EBADMSG (forged or
- * corrupt). *ret_counter gets the frame's counter. */
+/* Opens an ENC frame into out (room for len - FERRY_ENC_OVERHEAD bytes;
+ * out may be frame + FERRY_ENC_HDR to decrypt in place). On success
+ * *ret_len says how long the plaintext is. Returns 0 or LINK_KX_NEWKEYS
+ * (the frame confirmed the next key set), else -ENOKEY (unknown key id),
+ * -EALREADY (replay or too old), -EBADMSG (forged or corrupt).
+ * *ret_counter gets the frame's counter. */
+int link_open_to(struct link *l, const uint8_t *frame, size_t len,
+    uint8_t *out, uint64_t now_us, size_t *ret_len, uint64_t *ret_counter);
+/* link_open_to in place: the plaintext starts at frame + FERRY_ENC_HDR. */
 int link_open(struct link *l, uint8_t *frame, size_t len, uint64_t now_us,
     size_t *ret_len, uint64_t *ret_counter);
 /* Drops the previous key set once its grace time is over. */

@@ -191,8 +191,8 @@ rx_enc(struct core *core, struct transport *t,
 		(*core->ctr.enc_unknown)++;
 		return;
 	}
-	memcpy(core->rx_buf, msg, size);
-	r = link_open(&p->link, core->rx_buf, size, now, &ptlen, &ctr);
+	/* Decrypted straight out of the transport's buffer. */
+	r = link_open_to(&p->link, msg, size, core->rx_buf, now, &ptlen, &ctr);
 	if (r < 0) {
 		(*(r == -EALREADY  ? core->ctr.enc_replay
 			: r == -ENOKEY ? core->ctr.enc_unknown
@@ -218,7 +218,7 @@ rx_enc(struct core *core, struct transport *t,
 		(*core->ctr.key_changes)++;
 		peer_update_state(p);
 	}
-	if (!rx_walk(p, core->rx_buf + FERRY_ENC_HDR, ptlen, &eliciting)) {
+	if (!rx_walk(p, core->rx_buf, ptlen, &eliciting)) {
 		(*core->ctr.msg_bad)++;
 		peer_log(p, FERRY_LOG_INFO, "malformed frame contents");
 	}

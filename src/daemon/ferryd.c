@@ -430,6 +430,23 @@ ferryd_parse_args(struct ferryd *d, int argc, char **argv,
 	return -1;
 }
 
+/* Timers to the microsecond (timerfd): ACK delays, probe timeouts and the
+ * link emulator work in µs, and epoll's millisecond timeouts would round
+ * each up by as much as a whole millisecond. */
+static struct event_base *
+ferryd_event_base(void)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base;
+
+	if (ec == NULL)
+		return NULL;
+	(void)event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	return base;
+}
+
 static void
 ferryd_free(struct ferryd *d)
 {
@@ -469,9 +486,9 @@ main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	}
 	d.stats = stats_new();
-	d.base = event_base_new();
+	d.base = ferryd_event_base();
 	if (d.stats == NULL || d.base == NULL)
-		fatal("out of memory");
+		fatal("cannot set up the event loop");
 	d.exit_code = 1;
 	if (ferryd_dirs(&d) < 0 || ferryd_signals(&d) < 0)
 		goto out;
