@@ -85,7 +85,7 @@ acktrack_on_frame(struct acktrack *a, uint64_t counter, bool eliciting,
 	} else {
 		a->out_of_order = true;
 	}
-	while (a->n > 1 && a->hi[a->n - 1] + ACK_HISTORY < a->hi[0])
+	while (a->n > 1 && a->hi[0] - a->hi[a->n - 1] > ACK_HISTORY)
 		a->n--;
 	if (!eliciting)
 		return;

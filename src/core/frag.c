@@ -75,9 +75,7 @@ reasm_clear(struct reasm_set *rs, struct reasm_budget *b)
 static bool
 reasm_was_done(const struct reasm_set *rs, uint32_t msg_id)
 {
-	if (!rs->done_any)
-		return false;
-	for (unsigned i = 0; i < REASM_DONE_RING; i++)
+	for (unsigned i = 0; i < rs->done_n; i++)
 		if (rs->done[i] == msg_id)
 			return true;
 	return false;
@@ -204,7 +202,8 @@ reasm_add(struct reasm_set *rs, struct reasm_budget *b,
 	m->buf = NULL;
 	rs->done[rs->done_pos] = m->msg_id;
 	rs->done_pos = (rs->done_pos + 1) % REASM_DONE_RING;
-	rs->done_any = true;
+	if (rs->done_n < REASM_DONE_RING)
+		rs->done_n++;
 	reasm_drop(rs, b, m);
 	return 1;
 }

@@ -52,7 +52,7 @@ struct reasm_set {
 	uint64_t bytes; /* held for this peer */
 	uint32_t done[REASM_DONE_RING];
 	unsigned done_pos;
-	bool done_any;
+	unsigned done_n; /* slots of done[] in use */
 };
 
 /* Structure of a FRAG message: 0 or -EBADMSG. */

@@ -168,8 +168,13 @@ handshake_on_kx(struct core *core, struct transport *t,
 	p->last_rx_us = now;
 	p->want_link = true;
 	handshake_note_path(p, t, mp);
-	if (bits & LINK_KX_RESET)
+	if (bits & LINK_KX_RESET) {
+		/* A new session of the peer numbers its messages afresh:
+		 * nothing half-received from the old one may mix in. */
 		peer_log(p, FERRY_LOG_INFO, "peer restarted: new keys");
+		reasm_clear(&p->rs, &core->reasm);
+		reasm_init(&p->rs);
+	}
 	if (bits & LINK_KX_NEWKEYS) {
 		(*core->ctr.key_changes)++;
 		p->kx_retry_us = handshake_retry_base(p);

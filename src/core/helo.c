@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/identity.h"
 #include "lib/base32.h"
@@ -131,7 +132,9 @@ helo_uri_decode(const char *uri, uint8_t **ret_helos, size_t *ret_len)
 	uint8_t *helos;
 	size_t blen, len;
 
-	if (strncmp(uri, HELO_URI_SCHEME, plen) != 0)
+	/* Schemes are case-insensitive (RFC 3986 3.1): a QR code in its
+	 * alphanumeric mode carries upper case only. */
+	if (strncasecmp(uri, HELO_URI_SCHEME, plen) != 0)
 		return -EINVAL;
 	uri += plen;
 	if (strlen(uri) < FERRY_PEER_ID_STRLEN + 2 ||

@@ -81,6 +81,9 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 	ratelimit_init(&p->rl_log, PEER_LOG_RATE, PEER_LOG_BURST);
 	ratelimit_init(&p->rl_kx, 10, 10);
 	p->kx_retry_us = USEC_PER_SEC;
+	/* Message ids start at random, so that a restarted peer's new ids do
+	 * not run into those its peers remember from before. */
+	p->next_msg_id = randombytes_random();
 	if (tx_peer_init(p) < 0 ||
 	    map_put(core->peers, p->id.bytes, sizeof(p->id.bytes), p) < 0) {
 		tx_peer_done(p);

@@ -19,7 +19,9 @@ replay_check(const struct replay *r, uint64_t counter)
 		return false;
 	if (counter >= r->top)
 		return true;
-	if (r->top - counter > REPLAY_WINDOW)
+	/* top - 1 is the highest accepted: up to REPLAY_WINDOW behind it is
+	 * inside the window. */
+	if (r->top - 1 - counter > REPLAY_WINDOW)
 		return false;
 	word = (counter / 64) % REPLAY_WORDS;
 	return (r->bits[word] & (1ull << (counter % 64))) == 0;

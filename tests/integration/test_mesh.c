@@ -170,6 +170,18 @@ START_TEST(test_kill_restart)
 	mesh_expect(h, l1, d[0], "welcome back", 12, 5000);
 	mesh_send(d[1], d[2], "hello again", 11);
 	mesh_expect(h, l2, d[1], "hello again", 11, 5000);
+	/* Fragmented messages of the new session must not meet what A still
+	 * remembers of the old one's reassembly. */
+	{
+		static uint8_t big[20000];
+
+		for (size_t i = 0; i < sizeof(big); i++)
+			big[i] = (uint8_t)(i * 7 + 3);
+		for (int k = 0; k < 3; k++) {
+			mesh_send(d[1], d[0], big, sizeof(big));
+			mesh_expect(h, l0, d[1], big, sizeof(big), 5000);
+		}
+	}
 	mesh_send(d[2], d[0], "still here", 10);
 	mesh_expect(h, l0, d[2], "still here", 10, 5000);
 	/* A made new keys with the new B rather than waiting for a timeout. */
