@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,23 +66,42 @@ aead_nonce(uint64_t counter, uint8_t nonce[12])
 }
 
 int
-aead_seal(struct aead *a, uint64_t counter, const void *ad, size_t adlen,
-    const void *pt, size_t len, uint8_t *ct)
+aead_sealv(struct aead *a, uint64_t counter, const void *ad, size_t adlen,
+    const struct iovec *iov, int iovcnt, uint8_t *ct)
 {
 	uint8_t nonce[12];
+	size_t off = 0;
 	int n;
 
-	if (!a->encrypt || len > INT_MAX || adlen > INT_MAX)
+	if (!a->encrypt || adlen > INT_MAX)
 		return -EINVAL;
 	aead_nonce(counter, nonce);
 	if (EVP_CipherInit_ex(a->ctx, NULL, NULL, NULL, nonce, 1) != 1 ||
-	    EVP_CipherUpdate(a->ctx, NULL, &n, ad, (int)adlen) != 1 ||
-	    EVP_CipherUpdate(a->ctx, ct, &n, pt, (int)len) != 1 ||
-	    EVP_CipherFinal_ex(a->ctx, ct + n, &n) != 1 ||
+	    EVP_CipherUpdate(a->ctx, NULL, &n, ad, (int)adlen) != 1)
+		return -EIO;
+	/* GCM and ChaCha20-Poly1305 are stream modes: pieces of any length
+	 * give the same output as the whole. */
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > INT_MAX ||
+		    EVP_CipherUpdate(a->ctx, ct + off, &n, iov[i].iov_base,
+			(int)iov[i].iov_len) != 1)
+			return -EIO;
+		off += (size_t)n;
+	}
+	if (EVP_CipherFinal_ex(a->ctx, ct + off, &n) != 1 ||
 	    EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_GET_TAG, AEAD_TAG_LEN,
-		ct + len) != 1)
+		ct + off + (size_t)n) != 1)
 		return -EIO;
 	return 0;
+}
+
+int
+aead_seal(struct aead *a, uint64_t counter, const void *ad, size_t adlen,
+    const void *pt, size_t len, uint8_t *ct)
+{
+	struct iovec iov = { (void *)(uintptr_t)pt, len };
+
+	return aead_sealv(a, counter, ad, adlen, &iov, 1, ct);
 }
 
 int

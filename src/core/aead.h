@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define AEAD_KEY_LEN 32
 #define AEAD_TAG_LEN 16
@@ -30,6 +31,10 @@ void aead_free(struct aead *a);
  * len + AEAD_TAG_LEN bytes; ct may equal pt). 0 or -EIO. */
 int aead_seal(struct aead *a, uint64_t counter, const void *ad, size_t adlen,
     const void *pt, size_t len, uint8_t *ct);
+/* The same for plaintext in iovcnt pieces, sealed as one message (no
+ * piece may overlap ct). */
+int aead_sealv(struct aead *a, uint64_t counter, const void *ad, size_t adlen,
+    const struct iovec *iov, int iovcnt, uint8_t *ct);
 /* Decrypts ct (len bytes including the tag) into pt (len - tag bytes;
  * pt may equal ct). 0, or -EBADMSG if it does not authenticate. */
 int aead_open(struct aead *a, uint64_t counter, const void *ad, size_t adlen,

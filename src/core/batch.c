@@ -40,23 +40,63 @@ batch_make_big(struct sendq *q, enum sendq_class cls, struct qmsg *m,
 	return nm;
 }
 
+/* Where a frame's pieces go: the scratch buffer and its fill, the room
+ * left in the frame, and the pieces. */
+struct batch_out {
+	uint8_t *buf;	/* scratch for headers and whole messages */
+	size_t bused;	/* scratch used */
+	size_t room;	/* bytes the frame may still take */
+	size_t added;	/* bytes added to the frame */
+	struct batch_iov *iov;
+};
+
+/* Adds a piece, joining it to the last one when they touch. */
+static void
+batch_add(struct batch_out *o, const uint8_t *p, size_t n)
+{
+	struct batch_iov *iov = o->iov;
+	struct iovec *last = iov->n > 0 ? &iov->v[iov->n - 1] : NULL;
+
+	if (last != NULL && (const uint8_t *)last->iov_base + last->iov_len == p)
+		last->iov_len += n;
+	else
+		iov->v[iov->n++] = (struct iovec){ (void *)(uintptr_t)p, n };
+	iov->len += n;
+	o->room -= n;
+	o->added += n;
+}
+
+/* Room in the scratch buffer for n more bytes. */
+static uint8_t *
+batch_scratch(struct batch_out *o, size_t n)
+{
+	uint8_t *p = o->buf + o->bused;
+
+	o->bused += n;
+	return p;
+}
+
 /* Packs the next piece of a fragmented item; false if nothing fit. */
 static bool
 batch_piece(struct sendq *q, enum sendq_class cls, struct qmsg *m,
-    uint8_t *out, size_t space, struct sent_frame *sf, size_t *used,
-    struct batch_counts *cnt)
+    struct batch_out *o, struct sent_frame *sf, struct batch_counts *cnt)
 {
 	struct outmsg *om = m->big;
 	uint32_t piece = m->len - m->off;
 	struct sent_item *it;
+	uint8_t *hdr;
 
+	/* Two more pieces at most: the header and the bytes. */
 	if (sf->n_items == SENT_MAX_ITEMS ||
-	    space < FRAG_HDR + BATCH_MIN_FRAG)
+	    o->iov->n + 2 > BATCH_IOV_MAX ||
+	    o->room < FRAG_HDR + BATCH_MIN_FRAG)
 		return false;
-	if (piece > space - FRAG_HDR)
-		piece = (uint32_t)(space - FRAG_HDR);
-	*used += frag_write(out, om->msg_id, om->len, m->off, om->type,
-	    om->data + m->off, piece);
+	if (piece > o->room - FRAG_HDR)
+		piece = (uint32_t)(o->room - FRAG_HDR);
+	hdr = batch_scratch(o, FRAG_HDR);
+	frag_write_header(hdr, om->msg_id, om->len, m->off, om->type, piece);
+	batch_add(o, hdr, FRAG_HDR);
+	batch_add(o, om->data + m->off, piece);
 	it = &sf->items[sf->n_items++];
 	it->big = om;
 	it->off = m->off;
@@ -79,39 +119,41 @@ batch_piece(struct sendq *q, enum sendq_class cls, struct qmsg *m,
 
 size_t
 batch_fill(struct sendq *q, uint8_t *buf, size_t max, size_t frame_cap,
-    uint32_t *next_msg_id, struct sent_frame *sf, struct batch_counts *cnt)
+    uint32_t *next_msg_id, struct sent_frame *sf, struct batch_counts *cnt,
+    struct batch_iov *iov)
 {
-	size_t used = 0;
+	struct batch_out o = { buf, 0, max, 0, iov };
 	enum sendq_class cls;
 	struct qmsg *m;
 
 	while ((m = sendq_head(q, &cls)) != NULL) {
-		size_t space = max - used;
+		size_t whole = FERRY_HDR_SIZE + (size_t)m->len;
+		uint8_t *p;
 
-		if (m->big == NULL && FERRY_HDR_SIZE + (size_t)m->len > frame_cap) {
+		if (m->big == NULL && whole > frame_cap) {
 			m = batch_make_big(q, cls, m, (*next_msg_id)++);
 			if (m == NULL)
 				break;
 		}
 		if (m->big != NULL) {
-			if (!batch_piece(q, cls, m, buf + used, space, sf,
-				&used, cnt))
+			if (!batch_piece(q, cls, m, &o, sf, cnt))
 				break;
 			continue;
 		}
-		if (FERRY_HDR_SIZE + (size_t)m->len > space)
+		if (whole > o.room || o.iov->n == BATCH_IOV_MAX)
 			break;
-		wire_put_hdr(buf + used, (uint16_t)(FERRY_HDR_SIZE + m->len),
-		    m->type);
-		memcpy(buf + used + FERRY_HDR_SIZE, m->data, m->len);
-		used += FERRY_HDR_SIZE + m->len;
+		p = batch_scratch(&o, whole);
+		wire_put_hdr(p, (uint16_t)whole, m->type);
+		if (m->len > 0)
+			memcpy(p + FERRY_HDR_SIZE, m->data, m->len);
+		batch_add(&o, p, whole);
 		if (cls != SENDQ_CTRL) {
 			cnt->msgs++;
 			cnt->payload += m->len;
 		}
 		sendq_pop(q, cls);
 	}
-	if (used > 0)
+	if (o.added > 0)
 		sf->eliciting = true;
-	return used;
+	return o.added;
 }

@@ -31,20 +31,25 @@ frag_decode(const void *msg, size_t len, struct frag *ret)
 	return 0;
 }
 
-size_t
-frag_write(uint8_t *out, uint32_t msg_id, uint32_t total, uint32_t off,
-    uint16_t type, const uint8_t *data, uint32_t len)
+void
+frag_write_header(uint8_t *out, uint32_t msg_id, uint32_t total, uint32_t off,
+    uint16_t type, uint32_t len)
 {
-	size_t size = FRAG_HDR + (size_t)len;
-
-	wire_put_hdr(out, (uint16_t)size, FERRY_MSG_FRAG);
+	wire_put_hdr(out, (uint16_t)(FRAG_HDR + (size_t)len), FERRY_MSG_FRAG);
 	wire_put32(out + 4, msg_id);
 	wire_put32(out + 8, total);
 	wire_put32(out + 12, off);
 	wire_put16(out + 16, type);
 	wire_put16(out + 18, 0);
+}
+
+size_t
+frag_write(uint8_t *out, uint32_t msg_id, uint32_t total, uint32_t off,
+    uint16_t type, const uint8_t *data, uint32_t len)
+{
+	frag_write_header(out, msg_id, total, off, type, len);
 	memcpy(out + FRAG_HDR, data, len);
-	return size;
+	return FRAG_HDR + (size_t)len;
 }
 
 void

@@ -57,6 +57,9 @@ struct reasm_set {
 
 /* Structure of a FRAG message: 0 or -EBADMSG. */
 int frag_decode(const void *msg, size_t len, struct frag *ret);
+/* Writes the FRAG_HDR bytes that come before len bytes of a fragment. */
+void frag_write_header(uint8_t *out, uint32_t msg_id, uint32_t total,
+    uint32_t off, uint16_t type, uint32_t len);
 /* Writes a FRAG of data[off, off + len) of a total-byte message; returns
  * its size. The caller made room for FRAG_HDR + len. */
 size_t frag_write(uint8_t *out, uint32_t msg_id, uint32_t total, uint32_t off,

@@ -3,6 +3,7 @@
 #include "core/link.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,12 +230,15 @@ link_key_age(const struct link *l, uint64_t now_us)
 }
 
 int
-link_seal(struct link *l, const void *pt, size_t len, uint8_t *out,
+link_sealv(struct link *l, const struct iovec *iov, int iovcnt, uint8_t *out,
     uint64_t *ret_counter)
 {
-	size_t size = len + FERRY_ENC_OVERHEAD;
+	size_t len = 0, size;
 	uint64_t ctr;
 
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	size = len + FERRY_ENC_OVERHEAD;
 	if (l->cur == NULL)
 		return -ENOKEY;
 	if (size > FERRY_MSG_SIZE_MAX)
@@ -244,11 +248,20 @@ link_seal(struct link *l, const void *pt, size_t len, uint8_t *out,
 	wire_put32(out + 4, l->peer_index);
 	wire_put32(out + 8, l->cur->tx_id);
 	wire_put64(out + 12, ctr);
-	if (aead_seal(l->cur->tx, ctr, out, FERRY_ENC_HDR, pt, len,
+	if (aead_sealv(l->cur->tx, ctr, out, FERRY_ENC_HDR, iov, iovcnt,
 		out + FERRY_ENC_HDR) < 0)
 		return -EIO;
 	*ret_counter = ctr;
 	return (int)size;
+}
+
+int
+link_seal(struct link *l, const void *pt, size_t len, uint8_t *out,
+    uint64_t *ret_counter)
+{
+	struct iovec iov = { (void *)(uintptr_t)pt, len };
+
+	return link_sealv(l, &iov, 1, out, ret_counter);
 }
 
 int

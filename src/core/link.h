@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <ferry/proto.h>
 
@@ -101,6 +102,9 @@ uint64_t link_key_age(const struct link *l, uint64_t now_us);
  * counter used to *ret_counter. */
 int link_seal(struct link *l, const void *pt, size_t len, uint8_t *out,
     uint64_t *ret_counter);
+/* link_seal for plaintext in pieces (none may overlap out). */
+int link_sealv(struct link *l, const struct iovec *iov, int iovcnt,
+    uint8_t *out, uint64_t *ret_counter);
 /* Reads the receiver index of an ENC frame. 0 or -EBADMSG. */
 int link_frame_index(const void *frame, size_t len, uint32_t *ret_index);
 /* Opens an ENC frame into out (room for len - FERRY_ENC_OVERHEAD bytes;

@@ -237,6 +237,7 @@ tx_build_frame(struct peer *p, struct path *pa, struct tx_unit *u,
 	size_t mtu = path_mtu(pa), cap, n = 0, frame_cap;
 	struct sent_frame *sf = &u->sf[u->n];
 	struct batch_counts cnt = { 0 };
+	struct batch_iov iov = { .n = 0, .len = 0 };
 	uint64_t ctr;
 	int sealed;
 
@@ -252,15 +253,18 @@ tx_build_frame(struct peer *p, struct path *pa, struct tx_unit *u,
 	if (acktrack_pending(&p->acks)) {
 		n = acktrack_write(&p->acks, core->pt_buf, cap, tx_rwnd(core),
 		    now);
-		if (n > 0)
+		if (n > 0) {
 			(*core->ctr.acks_out)++;
+			iov.v[iov.n++] = (struct iovec){ core->pt_buf, n };
+			iov.len = n;
+		}
 	}
 	if (*room > 0 || p->probe)
-		n += batch_fill(&p->q, core->pt_buf + n, cap - n, frame_cap,
-		    &p->next_msg_id, sf, &cnt);
-	if (n == 0)
+		(void)batch_fill(&p->q, core->pt_buf + n, cap - n, frame_cap,
+		    &p->next_msg_id, sf, &cnt, &iov);
+	if (iov.len == 0)
 		return false;
-	sealed = link_seal(&p->link, core->pt_buf, n, core->unit_buf + u->used,
+	sealed = link_sealv(&p->link, iov.v, iov.n, core->unit_buf + u->used,
 	    &ctr);
 	if (sealed < 0) {
 		tx_requeue(p, sf, 1);

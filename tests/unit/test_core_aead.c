@@ -209,6 +209,46 @@ START_TEST(test_rejects)
 }
 END_TEST
 
+/* Sealing in pieces of any sizes gives the very bytes of sealing the
+ * whole: the frame packer seals fragments where they lie. */
+START_TEST(test_pieces_equal_whole)
+{
+	bool aes = _i == 1;
+	uint8_t whole[PT_LEN + AEAD_TAG_LEN], parts[PT_LEN + AEAD_TAG_LEN];
+	uint8_t out[PT_LEN];
+	struct aead *tx, *rx;
+	uint64_t seed = 42;
+
+	test_pair(aes, &tx, &rx);
+	ck_assert_int_eq(aead_seal(tx, 9, ad, sizeof(ad), pt, PT_LEN, whole),
+	    0);
+	for (int round = 0; round < 200; round++) {
+		struct iovec iov[8];
+		size_t off = 0;
+		int n = 0;
+
+		/* Random cuts, empty pieces included. */
+		while (n < 7 && off < PT_LEN) {
+			size_t len = unit_rand(&seed) % (PT_LEN - off + 1);
+
+			iov[n++] = (struct iovec){ pt + off, len };
+			off += len;
+		}
+		iov[n++] = (struct iovec){ pt + off, PT_LEN - off };
+		ck_assert_int_eq(aead_sealv(tx, 9, ad, sizeof(ad), iov, n,
+				     parts),
+		    0);
+		ck_assert_mem_eq(parts, whole, sizeof(whole));
+	}
+	ck_assert_int_eq(aead_open(rx, 9, ad, sizeof(ad), parts, sizeof(parts),
+			     out),
+	    0);
+	ck_assert_mem_eq(out, pt, PT_LEN);
+	aead_free(tx);
+	aead_free(rx);
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -222,6 +262,7 @@ test_suite(void)
 	tcase_add_loop_test(tc, test_matches_libsodium, 0, 2);
 	tcase_add_test(tc, test_algorithms_differ);
 	tcase_add_loop_test(tc, test_rejects, 0, 2);
+	tcase_add_loop_test(tc, test_pieces_equal_whole, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
