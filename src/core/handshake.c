@@ -136,8 +136,10 @@ handshake_on_kx(struct core *core, struct transport *t,
 	}
 	if (handshake_precheck(core, &m, &p) < 0)
 		return;
-	if (!ratelimit_take(&core->rl_kx, now, 1) ||
-	    !core_src_allow(core, mp->src, mp->src_len)) {
+	/* The source's own budget first: a flood from one source must not
+	 * spend the budget every other source shares. */
+	if (!core_src_allow(core, mp->src, mp->src_len) ||
+	    !ratelimit_take(&core->rl_kx, now, 1)) {
 		(*core->ctr.kx_limited)++;
 		return;
 	}

@@ -448,8 +448,9 @@ validate_on_ping(struct core *core, struct transport *t,
 		(*core->ctr.ping_refused)++;
 		return;
 	}
-	if (!ratelimit_take(&core->rl_pong, now, 1) ||
-	    !validate_src_ok(core, mp)) {
+	/* The source's own budget first, as for handshakes. */
+	if (!validate_src_ok(core, mp) ||
+	    !ratelimit_take(&core->rl_pong, now, 1)) {
 		(*core->ctr.pong_limited)++;
 		return;
 	}
