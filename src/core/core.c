@@ -48,35 +48,51 @@ core_each_transport_name(const struct cfg *cfg, core_name_fn *fn, void *cls)
 	return 0;
 }
 
+/* A transport loaded in stub mode (no hooks): it parses its section and
+ * opens no sockets, and its own log lines say what is wrong. Its counters
+ * go to a throwaway registry, freed by core_stub_unload. */
+static int
+core_stub_load(struct cfg *cfg, const char *name, struct transport **ret)
+{
+	static const struct ferry_peer_id nobody;
+	struct transport_env env;
+	int r;
+
+	memset(&env, 0, sizeof(env));
+	env.self = &nobody;
+	env.cfg = cfg;
+	env.stats = stats_new();
+	if (env.stats == NULL)
+		return -ENOMEM;
+	r = transport_load(core_cfg_plugin_dir(cfg), name, &env, ret);
+	if (r < 0)
+		stats_free(env.stats);
+	return r;
+}
+
+static void
+core_stub_unload(struct transport *t)
+{
+	struct stats *st = t->env.stats;
+
+	transport_unload(t);
+	stats_free(st);
+}
+
 static int
 core_check_one_transport(void *cls, const char *name)
 {
 	struct cfg *cfg = cls;
-	struct ferry_peer_id nobody;
-	struct transport_env env;
 	struct transport *t;
 	int r;
 
-	memset(&nobody, 0, sizeof(nobody));
-	memset(&env, 0, sizeof(env));
-	env.self = &nobody;
-	env.cfg = cfg;
-	/* The plugin's counters go nowhere, but they must exist. */
-	env.stats = stats_new();
-	if (env.stats == NULL)
-		return -ENOMEM;
-	/* Stub mode (no hooks): the plugin parses its section and opens no
-	 * sockets; its own log lines say what is wrong. */
-	r = transport_load(core_cfg_plugin_dir(cfg), name, &env, &t);
-	if (r < 0) {
-		stats_free(env.stats);
+	if (core_stub_load(cfg, name, &t) < 0)
 		return 1; /* counted, not fatal: check the others too */
-	}
+	r = 0;
 	if (t->api->keys != NULL &&
 	    cfg_add_schema_section(cfg, t->section, t->api->keys) < 0)
 		r = -ENOMEM;
-	transport_unload(t);
-	stats_free(env.stats);
+	core_stub_unload(t);
 	return r;
 }
 
@@ -84,27 +100,16 @@ int
 core_transport_keys(struct cfg *cfg, const char *name, core_key_visit_fn *fn,
     void *cls)
 {
-	struct ferry_peer_id nobody;
-	struct transport_env env;
 	struct transport *t;
-	int r;
+	int r = core_stub_load(cfg, name, &t);
 
-	memset(&nobody, 0, sizeof(nobody));
-	memset(&env, 0, sizeof(env));
-	env.self = &nobody;
-	env.cfg = cfg;
-	env.stats = stats_new();
-	if (env.stats == NULL)
-		return -ENOMEM;
-	r = transport_load(core_cfg_plugin_dir(cfg), name, &env, &t);
-	if (r == 0) {
-		for (const struct ferry_cfg_key *k = t->api->keys;
-		     k != NULL && k->name != NULL; k++)
-			fn(cls, t->section, k->name, k->def, k->help);
-		transport_unload(t);
-	}
-	stats_free(env.stats);
-	return r;
+	if (r < 0)
+		return r;
+	for (const struct ferry_cfg_key *k = t->api->keys;
+	     k != NULL && k->name != NULL; k++)
+		fn(cls, t->section, k->name, k->def, k->help);
+	core_stub_unload(t);
+	return 0;
 }
 
 struct core_count {

@@ -319,9 +319,15 @@ validate_check_helo(struct core *core, const uint8_t *msg, size_t len,
 	return 0;
 }
 
-int
-validate_learn(struct core *core, const uint8_t *msg, size_t len,
-    struct peer *advertiser, bool local)
+/*
+ * Records the address a HELO names for its peer: checks the HELO, finds
+ * the peer (creating it) and finds the address, or adds it (*ret_new).
+ * A newer HELO of a known address replaces the stored one. -EALREADY for
+ * one of our own HELOs, else validate_check_helo's errors or -ENOSPC.
+ */
+static int
+validate_intake(struct core *core, const uint8_t *msg, size_t len,
+    struct addr **ret, bool *ret_new)
 {
 	struct transport *t;
 	struct helo h;
@@ -333,27 +339,49 @@ validate_learn(struct core *core, const uint8_t *msg, size_t len,
 	if (r < 0)
 		return r;
 	if (memcmp(&h.id, &core->ident->id, sizeof(h.id)) == 0)
-		return 0; /* our own, passed back to us */
+		return -EALREADY;
 	p = peer_get(core, &h.id);
 	if (p == NULL)
 		return -ENOSPC;
 	memcpy(p->pk, h.pk, sizeof(p->pk));
+	*ret_new = false;
 	a = validate_addr_find(p, h.protocol, h.addr, h.addr_len);
 	if (a != NULL) {
 		if (h.expiry > a->expiry_s)
 			(void)validate_set_helo(a, &h);
+	} else {
+		a = validate_addr_new(p, t, &h);
+		if (a == NULL)
+			return -ENOSPC;
+		*ret_new = true;
+		peer_log(p, FERRY_LOG_DEBUG, "learnt a %s address", t->name);
+	}
+	*ret = a;
+	return 0;
+}
+
+int
+validate_learn(struct core *core, const uint8_t *msg, size_t len,
+    struct peer *advertiser, bool local)
+{
+	struct addr *a;
+	bool added;
+	int r;
+
+	r = validate_intake(core, msg, len, &a, &added);
+	if (r == -EALREADY)
+		return 0; /* our own, passed back to us */
+	if (r < 0)
+		return r;
+	if (!added) {
 		a->local |= local;
 		return 0;
 	}
-	a = validate_addr_new(p, t, &h);
-	if (a == NULL)
-		return -ENOSPC;
-	peer_log(p, FERRY_LOG_DEBUG, "learnt a %s address", t->name);
 	a->local = local;
 	if (local)
 		advertiser = NULL;
 	else if (advertiser == NULL)
-		advertiser = p; /* it advertises itself */
+		advertiser = a->peer; /* it advertises itself */
 	/* An address whose first PING its advertiser may not buy is not
 	 * kept either: retrying it later would sidestep the limit. */
 	if (validate_ping(a, advertiser, time_mono_us()) == -EDQUOT) {
@@ -367,32 +395,23 @@ int
 validate_restore(struct core *core, const uint8_t *msg, size_t len,
     uint64_t valid_until_s)
 {
-	struct transport *t;
-	struct helo h;
 	struct peer *p;
 	struct addr *a;
+	bool added;
 	int r;
 
-	r = validate_check_helo(core, msg, len, &h, &t);
-	if (r < 0)
-		return r;
 	if (valid_until_s <= time_real_s())
 		return -ESTALE;
-	p = peer_get(core, &h.id);
-	if (p == NULL)
-		return -ENOSPC;
-	memcpy(p->pk, h.pk, sizeof(p->pk));
-	a = validate_addr_find(p, h.protocol, h.addr, h.addr_len);
-	if (a == NULL)
-		a = validate_addr_new(p, t, &h);
-	if (a == NULL)
-		return -ENOSPC;
+	r = validate_intake(core, msg, len, &a, &added);
+	if (r < 0)
+		return r;
+	p = a->peer;
 	a->state = ADDR_VALID;
 	a->valid_until_s = valid_until_s;
 	a->local = true;
 	if (validate_session(a) == NULL)
 		return -EIO;
-	if (a->path == NULL && path_add(p, t, a->ts, a) == NULL)
+	if (a->path == NULL && path_add(p, a->t, a->ts, a) == NULL)
 		a->ts = NULL; /* path_add released the reference */
 	p->want_link = true;
 	/* Our disk says it worked; check that it still does. */
