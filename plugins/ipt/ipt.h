@@ -18,6 +18,7 @@
 
 #include "lib/netaddr.h"
 #include "lib/ratelimit.h"
+#include "plog.h"
 
 #define IPT_BIND_MAX	8 /* addresses in BIND_ADDRESS */
 #define IPT_ADV_MAX	8 /* addresses in an explicit ADVERTISE */
@@ -54,38 +55,16 @@ struct ipt {
 	char section[32];		   /* "transport-udp", for messages */
 	bool stub;			   /* core->receive == NULL */
 	struct ipt_cfg cfg;		   /* settings in force */
-	struct ratelimit peer_rl;	   /* budget of ipt_log_peer */
-	uint64_t peer_suppressed;	   /* lines the budget dropped */
-	uint64_t stat_sink;		   /* counters land here without core */
-	struct ipt *log_next;		   /* list of instances (ipt_log.c) */
+	struct plog log;		   /* lines and counters to the core */
 };
 
-/*
- * ipt_log.c
- */
-
 /* Sets up ipt for core and routes this plugin's log lines to core->vlog,
- * filtered by *core->log_level. keys is borrowed for ipt's lifetime.
- * Call ipt_done on every path afterwards. */
+ * filtered by *core->log_level (plog.h). keys is borrowed for ipt's
+ * lifetime. Call ipt_done on every path afterwards. */
 void ipt_init(struct ipt *ipt, const struct ferry_core_api *core,
     const char *name, const struct ferry_cfg_key *keys);
 /* Frees the settings and stops forwarding log lines through ipt->core. */
 void ipt_done(struct ipt *ipt);
-/* Logs one line through this instance's core when *core->log_level lets
- * it through. Plugin code logs with these, so that each line reaches the
- * core of the instance it is about; src/lib lines take the sink. */
-void ipt_log(const struct ipt *ipt, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The same with ": strerror(-r)" appended; returns r (a negative errno). */
-int ipt_log_errno(const struct ipt *ipt, int level, int r, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
-/* Logs a line caused by a peer (malformed input, refused source) at info
- * level, within a budget so that a peer cannot flood the log. */
-void ipt_log_peer(struct ipt *ipt, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* The core's counter "<transport>.<name>"; never NULL: without a core
- * counter (stub mode, OOM) it is a shared scratch word nobody reads. */
-uint64_t *ipt_stat(struct ipt *ipt, const char *name);
 
 /*
  * ipt_cfg.c

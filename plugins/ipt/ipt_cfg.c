@@ -38,7 +38,7 @@ ipt_cfg_value(const struct ipt *ipt, const char *key)
 int
 ipt_cfg_bad(const struct ipt *ipt, const char *key, const char *why)
 {
-	ipt_log(ipt, FERRY_LOG_ERR, "[%s] %s = '%s': %s", ipt->section, key,
+	plog(&ipt->log, FERRY_LOG_ERR, "[%s] %s = '%s': %s", ipt->section, key,
 	    ipt_cfg_value(ipt, key), why);
 	return -EINVAL;
 }
@@ -183,7 +183,7 @@ ipt_cfg_load(const struct ipt *ipt, const struct ipt_limits *lim,
 	r = netaddr_netlist_parse(ipt_cfg_value(ipt, "BLACKLIST"),
 	    &c.blacklist);
 	if (r == -ENOMEM)
-		return ipt_log_errno(ipt, FERRY_LOG_ERR, r, "[%s] BLACKLIST",
+		return plog_errno(&ipt->log, FERRY_LOG_ERR, r, "[%s] BLACKLIST",
 		    ipt->section);
 	if (r < 0)
 		return ipt_cfg_bad(ipt, "BLACKLIST",
@@ -213,7 +213,7 @@ void
 ipt_cfg_commit(struct ipt *ipt, struct ipt_cfg *next)
 {
 	if (ipt->cfg.n_bind > 0 && !ipt_cfg_same_bind(&ipt->cfg, next)) {
-		ipt_log(ipt, FERRY_LOG_NOTICE,
+		plog(&ipt->log, FERRY_LOG_NOTICE,
 		    "[%s] new BIND_ADDRESS or PORT takes effect at the next restart",
 		    ipt->section);
 		memcpy(next->bind, ipt->cfg.bind, sizeof(next->bind));

@@ -180,7 +180,7 @@ smtp_apply(struct smtp *s, struct smtp_settings *next)
 		return 0;
 	smtp_inbox_reconfigure(s);
 	if (smtp_curl_configure(s) < 0)
-		smtp_log(s, FERRY_LOG_WARNING,
+		plog(&s->log, FERRY_LOG_WARNING,
 		    "out of memory applying SERVER settings");
 	if (smtp_send_has_room(s, 0))
 		smtp_session_wake(s);
@@ -255,7 +255,7 @@ smtp_free(struct smtp *s)
 	smtp_limit_done(s);
 	smtp_settings_done(&s->set);
 	free(s->prev_filter);
-	smtp_log_detach(s);
+	plog_done(&s->log);
 	free(s);
 }
 
@@ -286,7 +286,7 @@ smtp_start_engine(struct smtp *s)
 	if (r == 0)
 		r = smtp_curl_init(s);
 	if (r < 0)
-		(void)smtp_log_errno(s, FERRY_LOG_ERR, r, "cannot start");
+		(void)plog_errno(&s->log, FERRY_LOG_ERR, r, "cannot start");
 	return r;
 }
 
@@ -303,7 +303,8 @@ init_transport(const struct ferry_core_api *core)
 	s->core = core;
 	s->stub = core->receive == NULL;
 	s->api.name = "smtp";
-	smtp_log_attach(s);
+	/* Lines mail can cause: a burst of 20, then one every two seconds. */
+	plog_init(&s->log, core, 0.5, 20.0);
 	if (smtp_settings_load(s, &s->set) < 0)
 		goto fail;
 	smtp_fill_api(s);

@@ -91,7 +91,7 @@ cfg_bad(const struct smtp *s, const char *key, const char *why)
 {
 	bool hide = strcmp(key, "PASSWORD") == 0 || strcmp(key, "SERVER") == 0;
 
-	smtp_log(s, FERRY_LOG_ERR, "[transport-%s] %s = '%s': %s", s->api.name,
+	plog(&s->log, FERRY_LOG_ERR, "[transport-%s] %s = '%s': %s", s->api.name,
 	    key, hide ? "..." : cfg_value(s, key), why);
 	return -EINVAL;
 }
@@ -128,7 +128,7 @@ cfg_string(const struct smtp *s, const char *key, char **ret)
 {
 	*ret = strdup(cfg_value(s, key));
 	if (*ret == NULL)
-		return smtp_log_errno(s, FERRY_LOG_ERR, -ENOMEM, "[transport-%s]",
+		return plog_errno(&s->log, FERRY_LOG_ERR, -ENOMEM, "[transport-%s]",
 		    s->api.name);
 	return 0;
 }

@@ -34,7 +34,7 @@ void
 smtp_inbox_oversize(struct smtp *s, size_t len)
 {
 	(*s->st.drop_oversize)++;
-	smtp_log_peer(s, "oversized mail dropped (%zu bytes seen, limit %zu)",
+	plog_peer(&s->log, "oversized mail dropped (%zu bytes seen, limit %zu)",
 	    len, smtp_inbox_mail_max(s));
 }
 
@@ -65,7 +65,7 @@ smtp_inbox_parse(struct smtp *s, const char *mail, size_t len,
 	rx->buf = malloc(max > 0 ? max : 1);
 	if (rx->buf == NULL) {
 		(*s->st.inbox_errors)++;
-		smtp_log(s, FERRY_LOG_WARNING,
+		plog(&s->log, FERRY_LOG_WARNING,
 		    "no memory for a mail of %zu bytes: dropped", len);
 		return SMTP_MIME_BROKEN;
 	}
@@ -75,20 +75,20 @@ smtp_inbox_parse(struct smtp *s, const char *mail, size_t len,
 		return v;
 	case SMTP_MIME_FOREIGN:
 		(*s->st.drop_foreign)++;
-		smtp_log(s, FERRY_LOG_DEBUG,
+		plog(&s->log, FERRY_LOG_DEBUG,
 		    "mail without our filter line ignored");
 		break;
 	case SMTP_MIME_BROKEN:
 		(*s->st.drop_broken)++;
-		smtp_log_peer(s, "mail with our filter line but no usable MIME structure dropped");
+		plog_peer(&s->log, "mail with our filter line but no usable MIME structure dropped");
 		break;
 	case SMTP_MIME_BASE64:
 		(*s->st.drop_base64)++;
-		smtp_log_peer(s, "mail whose ferry part is not strict base64 dropped");
+		plog_peer(&s->log, "mail whose ferry part is not strict base64 dropped");
 		break;
 	case SMTP_MIME_ENVELOPE:
 		(*s->st.drop_envelope)++;
-		smtp_log_peer(s, "mail whose ferry part has a bad envelope dropped");
+		plog_peer(&s->log, "mail whose ferry part has a bad envelope dropped");
 		break;
 	}
 	free(rx->buf);
@@ -125,7 +125,7 @@ smtp_inbox_detect(const struct smtp *s, const char *path,
 	struct stat st;
 
 	if (stat(path, &st) < 0)
-		return smtp_log_errno(s, FERRY_LOG_ERR, -errno,
+		return plog_errno(&s->log, FERRY_LOG_ERR, -errno,
 		    "[transport-smtp] INBOX %s", path);
 	if (S_ISFIFO(st.st_mode)) {
 		*ret = SMTP_INBOX_FIFO;
@@ -135,7 +135,7 @@ smtp_inbox_detect(const struct smtp *s, const char *path,
 		*ret = SMTP_INBOX_MAILDIR;
 		return 0;
 	}
-	smtp_log(s, FERRY_LOG_ERR,
+	plog(&s->log, FERRY_LOG_ERR,
 	    "[transport-smtp] INBOX %s is neither a FIFO nor a Maildir", path);
 	return -EINVAL;
 }
@@ -161,7 +161,7 @@ smtp_inbox_start(struct smtp *s)
 	if (r < 0)
 		return r;
 	s->inbox_open = type;
-	smtp_log(s, FERRY_LOG_INFO, "reading mail from %s %s",
+	plog(&s->log, FERRY_LOG_INFO, "reading mail from %s %s",
 	    type == SMTP_INBOX_FIFO ? "FIFO" : "Maildir", path);
 	return 0;
 }

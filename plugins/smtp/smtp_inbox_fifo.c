@@ -66,7 +66,7 @@ smtp_fifo_read(struct smtp_fifo *f, size_t budget)
 		if (n <= 0) {
 			/* EOF cannot happen while we hold a write end */
 			(*f->s->st.inbox_errors)++;
-			(void)smtp_log_errno(f->s, FERRY_LOG_ERR,
+			(void)plog_errno(&f->s->log, FERRY_LOG_ERR,
 			    n < 0 ? -errno : -EPIPE, "reading the FIFO inbox");
 			return false;
 		}
@@ -105,12 +105,12 @@ smtp_fifo_open(struct smtp *s, const char *path, struct smtp_fifo **ret)
 	smtp_mbox_init(&f->mbox, smtp_inbox_mail_max(s));
 	f->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (f->fd < 0) {
-		r = smtp_log_errno(s, FERRY_LOG_ERR, -errno,
+		r = plog_errno(&s->log, FERRY_LOG_ERR, -errno,
 		    "cannot open the FIFO inbox %s", path);
 		goto fail;
 	}
 	if (fstat(f->fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
-		smtp_log(s, FERRY_LOG_ERR, "INBOX %s is not a FIFO", path);
+		plog(&s->log, FERRY_LOG_ERR, "INBOX %s is not a FIFO", path);
 		r = -EINVAL;
 		goto fail;
 	}

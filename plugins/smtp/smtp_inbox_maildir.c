@@ -83,7 +83,7 @@ smtp_maildir_keep(struct smtp_maildir *md, const char *name)
 		(void)snprintf(to, sizeof(to), "%s:2,", name);
 	if (renameat(md->new_fd, name, md->cur_fd, to) < 0 && errno != ENOENT) {
 		(*md->s->st.inbox_errors)++;
-		(void)smtp_log_errno(md->s, FERRY_LOG_WARNING, -errno,
+		(void)plog_errno(&md->s->log, FERRY_LOG_WARNING, -errno,
 		    "cannot move %s/new/%s to cur/", md->path, name);
 	}
 }
@@ -93,7 +93,7 @@ smtp_maildir_remove(struct smtp_maildir *md, const char *name)
 {
 	if (unlinkat(md->new_fd, name, 0) < 0 && errno != ENOENT) {
 		(*md->s->st.inbox_errors)++;
-		(void)smtp_log_errno(md->s, FERRY_LOG_WARNING, -errno,
+		(void)plog_errno(&md->s->log, FERRY_LOG_WARNING, -errno,
 		    "cannot delete %s/new/%s", md->path, name);
 	}
 }
@@ -144,7 +144,7 @@ smtp_maildir_file(struct smtp_maildir *md, const char *name)
 	if (fd < 0) {
 		if (errno != ENOENT) { /* gone: handled in an earlier step */
 			(*s->st.inbox_errors)++;
-			(void)smtp_log_errno(s, FERRY_LOG_WARNING, -errno,
+			(void)plog_errno(&s->log, FERRY_LOG_WARNING, -errno,
 			    "cannot open %s/new/%s", md->path, name);
 		}
 		return 0;
@@ -163,7 +163,7 @@ smtp_maildir_file(struct smtp_maildir *md, const char *name)
 	(void)close(fd);
 	if (r < 0) {
 		(*s->st.inbox_errors)++;
-		(void)smtp_log_errno(s, FERRY_LOG_WARNING, r, "cannot read %s/new/%s",
+		(void)plog_errno(&s->log, FERRY_LOG_WARNING, r, "cannot read %s/new/%s",
 		    md->path, name);
 		return 0;
 	}
@@ -201,7 +201,7 @@ smtp_maildir_step(evutil_socket_t fd, short what, void *arg)
 	if (files < SMTP_MAILDIR_FILES && bytes < SMTP_MAILDIR_BYTES) {
 		if (errno != 0) {
 			(*md->s->st.inbox_errors)++;
-			(void)smtp_log_errno(md->s, FERRY_LOG_WARNING, -errno,
+			(void)plog_errno(&md->s->log, FERRY_LOG_WARNING, -errno,
 			    "reading %s/new", md->path);
 		}
 		/* The pass is over. */
@@ -230,7 +230,7 @@ smtp_maildir_notified(evutil_socket_t fd, short what, void *arg)
 		any = true;
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
 		(*md->s->st.inbox_errors)++;
-		(void)smtp_log_errno(md->s, FERRY_LOG_WARNING, -errno,
+		(void)plog_errno(&md->s->log, FERRY_LOG_WARNING, -errno,
 		    "reading inotify events");
 	}
 	if (any)
@@ -311,7 +311,7 @@ smtp_maildir_open(struct smtp *s, const char *path,
 	}
 	r = smtp_maildir_open_dirs(md);
 	if (r < 0) {
-		(void)smtp_log_errno(s, FERRY_LOG_ERR, r,
+		(void)plog_errno(&s->log, FERRY_LOG_ERR, r,
 		    "cannot use %s as a Maildir (it needs new/ and cur/)",
 		    path);
 		goto fail;

@@ -4,7 +4,7 @@
  * files:
  *   smtp.c               the TransportAPI face (Fig. 3)
  *   smtp_cfg.c           [transport-smtp] keys and settings
- *   smtp_log.c           log lines and counters, forwarded to the core
+ *   smtp_stats.c         its counters (log lines: plugins/common/plog.h)
  *   smtp_session.c       refcounted sessions, one per destination
  *   smtp_limit.c         the harassment caps of III-C
  *   smtp_send.c          the bounded send queue and submission order
@@ -27,6 +27,7 @@
 #include <ferry/transport.h>
 
 #include "lib/ratelimit.h"
+#include "plog.h"
 #include "smtp_addr.h"
 #include "smtp_inbox.h"
 #include "smtp_mime.h"
@@ -121,9 +122,7 @@ struct smtp {
 	char *prev_filter;		    /* FILTER before the last reload */
 	struct smtp_mime_filter prev_parts; /* split; name NULL if none */
 	struct smtp_stats st;		    /* counters */
-	uint64_t stat_sink;		    /* counters land here in stub mode */
-	struct ratelimit peer_rl;	    /* budget of smtp_log_peer */
-	uint64_t peer_suppressed;	    /* lines it dropped */
+	struct plog log;		    /* lines and counters to the core */
 	/* sessions */
 	struct map *sessions;		    /* HELO form -> session */
 	struct smtp_session_list waiting;   /* got -EAGAIN */
@@ -162,23 +161,9 @@ int smtp_settings_load(const struct smtp *s, struct smtp_settings *ret);
 void smtp_settings_done(struct smtp_settings *set);
 
 /*
- * smtp_log.c
+ * smtp_stats.c
  */
 
-/* Routes src/lib's log lines to this instance's core. */
-void smtp_log_attach(struct smtp *s);
-/* Stops that if s is the instance lines go to. */
-void smtp_log_detach(struct smtp *s);
-/* Logs one line through the core when *core->log_level lets it pass. */
-void smtp_log(const struct smtp *s, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The same with ": strerror(-r)" appended; returns r. */
-int smtp_log_errno(const struct smtp *s, int level, int r, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
-/* A line caused by a peer or a mail (info level), within a budget so
- * that nobody can flood the log by sending mail. */
-void smtp_log_peer(struct smtp *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* Points every member of s->st at its core counter (or the sink). */
 void smtp_stats_init(struct smtp *s);
 

@@ -198,7 +198,7 @@ smtp_send_kick(struct smtp *s)
 	m->off = 0;
 	r = smtp_curl_submit(s, m);
 	if (r < 0) {
-		(void)smtp_log_errno(s, FERRY_LOG_WARNING, r,
+		(void)plog_errno(&s->log, FERRY_LOG_WARNING, r,
 		    "cannot start a submission to %s", m->rcpt);
 		smtp_send_pause(s);
 		return;
@@ -218,18 +218,18 @@ smtp_send_finished(struct smtp *s, struct smtp_mail *m,
 		(*s->st.tx_mails)++;
 		*s->st.tx_bytes += m->len;
 		if (s->backoff_us != 0)
-			smtp_log(s, FERRY_LOG_NOTICE, "the mail server takes mail again");
+			plog(&s->log, FERRY_LOG_NOTICE, "the mail server takes mail again");
 		s->backoff_us = 0;
 		smtp_send_drop(s, m);
 		break;
 	case SMTP_SUBMIT_REJECTED:
 		(*s->st.tx_failed)++;
-		smtp_log_peer(s, "mail to %s refused: %s", m->rcpt, why);
+		plog_peer(&s->log, "mail to %s refused: %s", m->rcpt, why);
 		smtp_send_drop(s, m);
 		break;
 	case SMTP_SUBMIT_TEMPORARY:
 		if (s->backoff_us == 0)
-			smtp_log(s, FERRY_LOG_WARNING,
+			plog(&s->log, FERRY_LOG_WARNING,
 			    "mail server failed (%s); retrying with back-off",
 			    why);
 		if (++m->tries >= SMTP_SUBMIT_TRIES) {

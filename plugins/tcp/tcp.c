@@ -280,7 +280,7 @@ tcp_stats_init(struct tcp *t)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		*(uint64_t **)(void *)((char *)&t->st + names[i].off) =
-		    ipt_stat(&t->ipt, names[i].name);
+		    plog_stat(&t->ipt.log, names[i].name);
 }
 
 static void
@@ -324,7 +324,7 @@ init_transport(const struct ferry_core_api *core)
 	tcp_fill_api(t);
 	tcp_stats_init(t);
 	if (!t->ipt.stub && tcp_conn_init(t) < 0) {
-		ipt_log(&t->ipt, FERRY_LOG_ERR, "out of memory");
+		plog(&t->ipt.log, FERRY_LOG_ERR, "out of memory");
 		goto fail;
 	}
 	return &t->api;

@@ -46,7 +46,7 @@ tcp_listen_pause(struct tcp *t, int err)
 {
 	struct timeval tv;
 
-	ipt_log_peer(&t->ipt, "accept: %s; pausing for %llu ms",
+	plog_peer(&t->ipt.log, "accept: %s; pausing for %llu ms",
 	    strerror(-err), (unsigned long long)(TCP_PAUSE_US / 1000));
 	tcp_listen_enable(t, false);
 	time_us_to_tv(TCP_PAUSE_US, &tv);
@@ -64,14 +64,14 @@ tcp_listen_adopt(struct tcp *t, int fd, struct sockaddr_storage *peer)
 	    t->n_inbound >= t->set.max_conns) {
 		(*t->st.refused)++;
 		(void)netaddr_format(peer, addr, sizeof(addr));
-		ipt_log_peer(&t->ipt, "%s: connection refused (%s)", addr,
+		plog_peer(&t->ipt.log, "%s: connection refused (%s)", addr,
 		    t->n_inbound >= t->set.max_conns ?
 		    "MAX_CONNECTIONS reached" : "BLACKLIST");
 		(void)close(fd);
 		return;
 	}
 	if (tcp_conn_accept(t, fd, peer) < 0)
-		ipt_log(&t->ipt, FERRY_LOG_WARNING,
+		plog(&t->ipt.log, FERRY_LOG_WARNING,
 		    "out of memory for an inbound connection");
 }
 
@@ -120,7 +120,7 @@ tcp_listen_start(struct tcp *t)
 		return 0;
 	t->resume = evtimer_new(base, tcp_listen_resume, t);
 	if (t->resume == NULL)
-		return ipt_log_errno(&t->ipt, FERRY_LOG_ERR, -ENOMEM,
+		return plog_errno(&t->ipt.log, FERRY_LOG_ERR, -ENOMEM,
 		    "listener timer");
 	for (size_t i = 0; i < t->ipt.cfg.n_bind; i++) {
 		const struct sockaddr_storage *ss = &t->ipt.cfg.bind[i];
@@ -129,33 +129,33 @@ tcp_listen_start(struct tcp *t)
 		(void)netaddr_format(ss, name, sizeof(name));
 		r = ipt_socket_bind(ss, SOCK_STREAM, true, &l->fd, &l->name);
 		if (r == -EAFNOSUPPORT) {
-			ipt_log(&t->ipt, FERRY_LOG_NOTICE,
+			plog(&t->ipt.log, FERRY_LOG_NOTICE,
 			    "%s: address family not supported here, skipped",
 			    name);
 			continue;
 		}
 		if (r < 0) {
-			(void)ipt_log_errno(&t->ipt, FERRY_LOG_ERR, r,
+			(void)plog_errno(&t->ipt.log, FERRY_LOG_ERR, r,
 			    "cannot bind TCP socket to %s", name);
 			goto fail;
 		}
 		l->t = t;
 		t->n_listeners++;
 		if (listen(l->fd, TCP_BACKLOG) < 0) {
-			r = ipt_log_errno(&t->ipt, FERRY_LOG_ERR, -errno,
+			r = plog_errno(&t->ipt.log, FERRY_LOG_ERR, -errno,
 			    "cannot listen on %s", name);
 			goto fail;
 		}
 		l->ev = event_new(base, l->fd, EV_READ | EV_PERSIST,
 		    tcp_listen_accept, l);
 		if (l->ev == NULL) {
-			r = ipt_log_errno(&t->ipt, FERRY_LOG_ERR, -ENOMEM,
+			r = plog_errno(&t->ipt.log, FERRY_LOG_ERR, -ENOMEM,
 			    "listener event");
 			goto fail;
 		}
 	}
 	if (t->n_listeners == 0) {
-		r = ipt_log_errno(&t->ipt, FERRY_LOG_ERR, -EAFNOSUPPORT,
+		r = plog_errno(&t->ipt.log, FERRY_LOG_ERR, -EAFNOSUPPORT,
 		    "no TCP socket could be opened");
 		goto fail;
 	}

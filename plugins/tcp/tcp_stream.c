@@ -50,7 +50,7 @@ tcp_stream_event(struct ferry_tsession *c, const struct tcp_frame_event *ev)
 	default:
 		(*t->st.framing_errors)++;
 		(void)netaddr_format(&c->peer, addr, sizeof(addr));
-		ipt_log_peer(&t->ipt, "%s: %s, closing", addr,
+		plog_peer(&t->ipt.log, "%s: %s, closing", addr,
 		    tcp_frame_strerror(ev->error));
 		tcp_conn_fail(c, -EBADMSG);
 		return false;

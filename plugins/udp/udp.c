@@ -287,7 +287,7 @@ udp_stats_init(struct udp *u)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		*(uint64_t **)(void *)((char *)&u->st + names[i].off) =
-		    ipt_stat(&u->ipt, names[i].name);
+		    plog_stat(&u->ipt.log, names[i].name);
 }
 
 static void
@@ -330,7 +330,7 @@ init_transport(const struct ferry_core_api *core)
 	udp_fill_api(u);
 	udp_stats_init(u);
 	if (!u->ipt.stub && udp_session_init(u) < 0) {
-		ipt_log(&u->ipt, FERRY_LOG_ERR, "out of memory");
+		plog(&u->ipt.log, FERRY_LOG_ERR, "out of memory");
 		goto fail;
 	}
 	return &u->api;

@@ -131,7 +131,7 @@ udp_io_readable(evutil_socket_t fd, short what, void *arg)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				(void)ipt_log_errno(&u->ipt, FERRY_LOG_DEBUG,
+				(void)plog_errno(&u->ipt.log, FERRY_LOG_DEBUG,
 				    -errno, "recvmmsg");
 			break;
 		}
@@ -234,7 +234,7 @@ udp_io_buffer(struct udp *u, int fd, int force_opt, int opt, uint64_t want,
 		return;
 	/* Linux reports double the size it grants, the other half being its
 	 * bookkeeping allowance. */
-	ipt_log(&u->ipt, FERRY_LOG_INFO,
+	plog(&u->ipt.log, FERRY_LOG_INFO,
 	    "%s: asked for %d bytes, the kernel granted %d (net.core.%s_max limits it)",
 	    key, v, got / 2, opt == SO_RCVBUF ? "rmem" : "wmem");
 }
@@ -266,19 +266,19 @@ udp_io_open_one(struct udp *u, const struct sockaddr_storage *bind_to)
 	TAILQ_INIT(&s->waiting);
 	r = ipt_socket_bind(bind_to, SOCK_DGRAM, false, &s->fd, &s->name);
 	if (r == -EAFNOSUPPORT) {
-		ipt_log(&u->ipt, FERRY_LOG_NOTICE,
+		plog(&u->ipt.log, FERRY_LOG_NOTICE,
 		    "%s: address family not supported here, skipped", name);
 		return r;
 	}
 	if (r < 0)
-		return ipt_log_errno(&u->ipt, FERRY_LOG_ERR, r,
+		return plog_errno(&u->ipt.log, FERRY_LOG_ERR, r,
 		    "cannot bind UDP socket to %s", name);
 	s->ev_read = event_new(base, s->fd, EV_READ | EV_PERSIST,
 	    udp_io_readable, s);
 	s->ev_write = event_new(base, s->fd, EV_WRITE, udp_io_writable, s);
 	if (s->ev_read == NULL || s->ev_write == NULL) {
 		u->n_socks++; /* so that udp_io_close frees it */
-		return ipt_log_errno(&u->ipt, FERRY_LOG_ERR, -ENOMEM,
+		return plog_errno(&u->ipt.log, FERRY_LOG_ERR, -ENOMEM,
 		    "UDP socket events");
 	}
 	u->n_socks++;
@@ -300,7 +300,7 @@ udp_io_open(struct udp *u)
 		}
 	}
 	if (u->n_socks == 0)
-		return ipt_log_errno(&u->ipt, FERRY_LOG_ERR, -EAFNOSUPPORT,
+		return plog_errno(&u->ipt.log, FERRY_LOG_ERR, -EAFNOSUPPORT,
 		    "no UDP socket could be opened");
 	udp_io_set_buffers(u);
 	return 0;
