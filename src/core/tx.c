@@ -60,10 +60,19 @@ tx_drop_settled(void *cls, struct sent_frame *sf, bool acked)
 	tx_release_items(sf);
 }
 
+/* Updates the queue gauge by delta bytes. */
+static void
+tx_gauge(struct core *core, int64_t delta)
+{
+	*core->ctr.queue_bytes += (uint64_t)delta;
+}
+
 void
 tx_peer_done(struct peer *p)
 {
 	inflight_done(&p->fl, tx_drop_settled, NULL);
+	/* What was still queued leaves the gauge with the queue. */
+	tx_gauge(p->core, -(int64_t)p->q.bytes);
 	sendq_done(&p->q);
 	if (p->flush_ev != NULL)
 		event_free(p->flush_ev);
@@ -95,12 +104,6 @@ tx_rwnd(const struct core *core)
 	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
 }
 
-/* Updates the queue gauge by delta bytes. */
-static void
-tx_gauge(struct core *core, int64_t delta)
-{
-	*core->ctr.queue_bytes += (uint64_t)delta;
-}
 
 int
 tx_queue_data(struct peer *p, uint16_t type, const void *data, size_t len)
