@@ -348,6 +348,10 @@ tx_flush(struct peer *p)
 			tx_requeue(p, u->sf, u->n);
 			(*pa->t->stat_send_fail)++;
 			path_fail(pa);
+			/* No other path to try: wait for the timers rather than
+			 * spin on a transport that keeps refusing. */
+			if (p->best == pa)
+				break;
 			continue;
 		}
 		tx_commit(p, pa, u);
