@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Lints every manual page under man/ with mandoc: a warning or an error
-# fails. Style notes (such as cross references to pages that are not
-# installed yet) are shown but do not fail.
+# Lints every manual page under man/ with two formatters, mandoc
+# (-Tlint -Wwarning) and groff (-ww -z with the mdoc macros): a warning or
+# an error from either fails. mandoc's style notes (such as cross
+# references to pages that are not installed yet) are shown but do not
+# fail.
 #
 # Usage: .ci/check-docs.sh [PAGE...]
 
@@ -11,10 +13,12 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-if ! command -v mandoc >/dev/null 2>&1; then
-    echo "check-docs: mandoc not found (apt-get install mandoc)" >&2
-    exit 1
-fi
+for tool in mandoc:mandoc groff:groff-base; do
+    if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
+        echo "check-docs: ${tool%%:*} not found (apt-get install ${tool#*:})" >&2
+        exit 1
+    fi
+done
 
 pages=("$@")
 if [ "${#pages[@]}" -eq 0 ]; then
@@ -31,7 +35,16 @@ failed=0
 for f in "${pages[@]}"; do
     if ! out=$(mandoc -Tlint -Wwarning "$f" 2>&1) || [ -n "$out" ]; then
         echo "$out"
-        echo "check-docs: $f: FAILED"
+        echo "check-docs: $f: FAILED (mandoc)"
+        failed=$((failed + 1))
+        continue
+    fi
+    # groff's own warnings (all of them, -ww), formatting for a terminal
+    # as man(1) would, output discarded.
+    if ! out=$(LC_ALL=C.UTF-8 groff -ww -z -mdoc -Tutf8 "$f" 2>&1) ||
+        [ -n "$out" ]; then
+        echo "$out"
+        echo "check-docs: $f: FAILED (groff)"
         failed=$((failed + 1))
         continue
     fi

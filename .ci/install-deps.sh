@@ -18,7 +18,7 @@ packages=(
     # tests, sanitizers, fuzzing, valgrind
     check clang llvm libclang-rt-14-dev valgrind
     # checks: format, man pages, the systemd unit
-    clang-format mandoc systemd
+    clang-format mandoc groff-base systemd strace
     # scripts, benchmarks, network tests
     gnuplot-nox procps iproute2 python3 git
 )

@@ -58,7 +58,8 @@ struct ferry_peer_id {
  *  40 u32 mtu
  *  44 u64 expiry       seconds since the Unix epoch
  *  52 u8  addr[addr_len]
- *     u8  sig[64]      Ed25519 over "ferry helo v1" || bytes 0..52+addr_len
+ *     u8  sig[64]      Ed25519 over "ferry helo v1" NUL ||
+ *                      bytes 0..52+addr_len
  */
 #define FERRY_HELO_FIXED	(52 + FERRY_SIG_LEN)
 
@@ -83,7 +84,8 @@ struct ferry_peer_id {
  *  70 u16 addr_len
  *  72 u64 expiry       seconds since the epoch; the signer vouches until then
  *  80 u8  addr[addr_len]
- *     u8  sig[64]      Ed25519 over "ferry pong v1" || bytes 0..80+addr_len
+ *     u8  sig[64]      Ed25519 over "ferry pong v1" NUL ||
+ *                      bytes 0..80+addr_len
  */
 #define FERRY_PONG_FIXED	(80 + FERRY_SIG_LEN)
 
@@ -97,7 +99,8 @@ struct ferry_peer_id {
  * 112 u32 flags          FERRY_KX_F_*
  * 116 u8  echo[16]       BLAKE2b-128 of the receiver's ephemeral key the
  *                        sender holds, zeros if none
- * 132 u8  sig[64]        Ed25519 over "ferry kx v1" || bytes 0..132
+ * 132 u8  sig[64]        Ed25519 over "ferry kx v1" NUL ||
+ *                        bytes 0..132
  */
 #define FERRY_KX_SIZE		196
 #define FERRY_KX_ECHO_LEN	16
@@ -141,7 +144,8 @@ struct ferry_peer_id {
  * Strings are UTF-8 without a terminating NUL; their length is what is left
  * of the frame unless a length field says otherwise.
  */
-#define FERRY_C_RESULT		0x0001	/* u32 req_id, i32 status (0 or -errno), str message */
+/* RESULT: u32 req_id, i32 status (0 or -errno), str message */
+#define FERRY_C_RESULT		0x0001
 #define FERRY_C_STATUS_REQ	0x0002	/* u32 req_id */
 #define FERRY_C_STATUS		0x0003	/* see FERRY_C_STATUS_FIXED */
 #define FERRY_C_SHUTDOWN	0x0004	/* u32 req_id */

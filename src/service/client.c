@@ -22,27 +22,24 @@ static void client_on_read(evutil_socket_t fd, short what, void *cls);
 static void client_on_write(evutil_socket_t fd, short what, void *cls);
 
 int
-client_new(struct service *svc, int fd, struct client **ret)
+client_new(struct service *svc, int fd, struct policy_cred *cred,
+    enum policy_level level, struct client **ret)
 {
 	struct client *c = calloc(1, sizeof(*c));
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
 
 	if (c == NULL) {
+		policy_cred_done(cred);
 		(void)close(fd);
 		return -ENOMEM;
 	}
 	c->svc = svc;
 	c->fd = fd;
-	c->pid = -1;
+	c->cred = *cred;
+	c->level = level;
 	buf_init(&c->in);
 	buf_init(&c->out);
 	buf_init(&c->reasm);
 	LIST_INIT(&c->pings);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-		c->pid = cred.pid;
-		c->uid = cred.uid;
-	}
 	TAILQ_INSERT_TAIL(&svc->clients, c, link);
 	svc->n_clients++;
 	(*svc->c.clients_connected)++;
@@ -56,8 +53,10 @@ client_new(struct service *svc, int fd, struct client **ret)
 		return -ENOMEM;
 	}
 	client_update_reading(c);
-	log_debug("client fd %d (pid %ld, uid %lu) connected", fd, (long)c->pid,
-	    (unsigned long)c->uid);
+	log_debug("client fd %d (pid %ld, uid %lu, gid %lu) connected%s", fd,
+	    (long)c->cred.pid, (unsigned long)c->cred.uid,
+	    (unsigned long)c->cred.gid,
+	    level == POLICY_ADMIN ? " with SHUTDOWN rights" : "");
 	*ret = c;
 	return 0;
 }
@@ -78,13 +77,15 @@ client_free(struct client *c)
 	if (c->ev_write != NULL)
 		event_free(c->ev_write);
 	(void)close(c->fd);
+	policy_cred_done(&c->cred);
 	buf_done(&c->in);
 	buf_done(&c->out);
 	buf_done(&c->reasm);
 	TAILQ_REMOVE(&svc->clients, c, link);
 	svc->n_clients--;
 	(*svc->c.clients_connected)--;
-	log_debug("client fd %d (pid %ld) disconnected", c->fd, (long)c->pid);
+	log_debug("client fd %d (pid %ld) disconnected", c->fd,
+	    (long)c->cred.pid);
 	/* A client that asked for shutdown and left before its answer was
 	 * written still gets the shutdown. */
 	if (c->shutdown_requested && !c->shutdown_done)
@@ -98,7 +99,7 @@ client_drop(struct client *c, const char *why)
 {
 	(*c->svc->c.malformed)++;
 	log_info("client fd %d (pid %ld, uid %lu): %s; disconnecting", c->fd,
-	    (long)c->pid, (unsigned long)c->uid, why);
+	    (long)c->cred.pid, (unsigned long)c->cred.uid, why);
 }
 
 static bool

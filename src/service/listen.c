@@ -2,7 +2,8 @@
 /*
  * The client socket's file system side, service layer: a single-instance
  * lock on "<socket>.lock" held for the daemon's lifetime, replacement of
- * a stale socket file, bind with the configured mode and group.
+ * a stale socket file, bind with the configured mode and group, whose
+ * members the credential policy then lets in.
  */
 #define LOG_TAG "service"
 #include "service/service_int.h"
@@ -75,6 +76,7 @@ static int
 listen_bind(struct service *svc)
 {
 	struct sockaddr_un sun;
+	struct stat st;
 	int fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -97,10 +99,18 @@ listen_bind(struct service *svc)
 	if (chmod(svc->cfg.socket, svc->cfg.mode) < 0)
 		return log_err_errno(-errno, "cannot chmod %s",
 		    svc->cfg.socket);
-	if (svc->cfg.set_gid &&
-	    chown(svc->cfg.socket, (uid_t)-1, svc->cfg.gid) < 0)
-		return log_err_errno(-errno, "cannot give %s to group %lu",
-		    svc->cfg.socket, (unsigned long)svc->cfg.gid);
+	if (stat(svc->cfg.socket, &st) < 0)
+		return log_err_errno(-errno, "%s", svc->cfg.socket);
+	/* No chown when bind() gave the group already: a sandbox may
+	 * forbid the call (systemd's SystemCallFilter=~@privileged). */
+	if (svc->cfg.set_gid && st.st_gid != svc->cfg.gid) {
+		if (chown(svc->cfg.socket, (uid_t)-1, svc->cfg.gid) < 0)
+			return log_err_errno(-errno,
+			    "cannot give %s to group %lu", svc->cfg.socket,
+			    (unsigned long)svc->cfg.gid);
+		st.st_gid = svc->cfg.gid;
+	}
+	policy_set_socket_gid(&svc->cfg.policy, st.st_gid);
 	if (listen(fd, 128) < 0)
 		return log_err_errno(-errno, "cannot listen on %s",
 		    svc->cfg.socket);

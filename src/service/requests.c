@@ -64,8 +64,18 @@ requests_status(struct client *c, const struct msg_req *req)
 static int
 requests_shutdown(struct client *c, const struct msg_req *req)
 {
-	log_info("client fd %d (pid %ld) asks for shutdown", c->fd,
-	    (long)c->pid);
+	/* Any local user let in could otherwise stop the daemon for all. */
+	if (c->level < POLICY_ADMIN) {
+		(*c->svc->c.requests_denied)++;
+		service_log_policy(c->svc,
+		    "refused SHUTDOWN from uid %lu gid %lu pid %ld: not root, the daemon's user, nor in [service] ADMIN_USERS or ADMIN_GROUPS",
+		    (unsigned long)c->cred.uid, (unsigned long)c->cred.gid,
+		    (long)c->cred.pid);
+		return reply_result(c, req->req_id, -EPERM,
+		    "SHUTDOWN is for root, the daemon's user, ADMIN_USERS and ADMIN_GROUPS");
+	}
+	log_info("client fd %d (pid %ld, uid %lu) asks for shutdown", c->fd,
+	    (long)c->cred.pid, (unsigned long)c->cred.uid);
 	/* on_shutdown runs once the answer is written (client_flush). */
 	c->shutdown_requested = true;
 	return reply_result(c, req->req_id, 0, NULL);

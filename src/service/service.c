@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The service's lifecycle (see service.h), service layer: the [service]
- * keys, accepting clients up to MAX_CLIENTS, and the statistics counters.
- * Socket and lock are in listen.c, one connection in client.c.
+ * keys, accepting clients up to MAX_CLIENTS that the credential policy
+ * lets in (policy.c), and the statistics counters. Socket and lock are in
+ * listen.c, one connection in client.c.
  */
 #define LOG_TAG "service"
 #include "service/service_int.h"
 
 #include <errno.h>
 #include <grp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "lib/cfg.h"
 #include "lib/dirs.h"
 #include "lib/log.h"
+#include "lib/ratelimit.h"
 #include "lib/stats.h"
 #include "lib/time.h"
 #include "service/registry.h"
@@ -36,6 +39,14 @@ const struct cfg_schema_key service_cfg_keys[] = {
 	    "client connections served at once; more wait in the listen queue" },
 	{ "service", "CLIENT_BUFFER", "8 MiB",
 	    "output buffered for one slow client before messages for it are dropped" },
+	{ "service", "ALLOW_USERS", "",
+	    "users (names or uids) let in besides root, the daemon's user and the socket's group" },
+	{ "service", "ALLOW_GROUPS", "",
+	    "groups (names or gids) whose members are let in" },
+	{ "service", "ADMIN_USERS", "",
+	    "users who may also SHUTDOWN the daemon, besides root and its own user" },
+	{ "service", "ADMIN_GROUPS", "",
+	    "groups whose members may also SHUTDOWN the daemon" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -125,6 +136,8 @@ service_cfg_parse(struct cfg *cfg, const char *runtime_dir, struct svc_cfg *ret)
 		log_err("%s", cfg_error(cfg));
 		r = -EINVAL;
 	}
+	if (policy_parse(cfg, sc.mode, &sc.policy) < 0)
+		r = -EINVAL;
 	if (cfg_get_uint(cfg, "service", "MAX_CLIENTS", 1, 65536, &v) < 0) {
 		log_err("%s", cfg_error(cfg));
 		r = -EINVAL;
@@ -160,6 +173,8 @@ service_counters(struct service *svc)
 #define SC(f) { "service." #f, offsetof(struct svc_counters, f) }
 		SC(clients_connected),
 		SC(clients_accepted),
+		SC(clients_refused),
+		SC(requests_denied),
 		SC(accept_paused),
 		SC(frames_in),
 		SC(frames_out),
@@ -218,12 +233,73 @@ service_backlog_add(struct service *svc, int64_t delta)
 	core_set_rx_backlog(svc->core, svc->backlog);
 }
 
+void
+service_log_policy(struct service *svc, const char *fmt, ...)
+{
+	char line[384];
+	va_list ap;
+
+	if (!ratelimit_take(&svc->policy_rl, time_mono_us(), 1.0)) {
+		svc->policy_suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (svc->policy_suppressed == 0) {
+		log_notice("%s", line);
+		return;
+	}
+	log_notice("%s (%llu more such lines suppressed)", line,
+	    (unsigned long long)svc->policy_suppressed);
+	svc->policy_suppressed = 0;
+}
+
+static void
+service_refuse(struct service *svc, const struct policy_cred *cred)
+{
+	(*svc->c.clients_refused)++;
+	service_log_policy(svc,
+	    "refused a client: uid %lu gid %lu pid %ld is not root, the daemon's user, in the socket's group, nor in [service] ALLOW_USERS, ALLOW_GROUPS, ADMIN_USERS or ADMIN_GROUPS",
+	    (unsigned long)cred->uid, (unsigned long)cred->gid,
+	    (long)cred->pid);
+}
+
+/* Checks a new connection's credentials and sets it up or closes it. */
+static void
+service_admit(struct service *svc, int fd)
+{
+	struct policy_cred cred;
+	enum policy_level level;
+	struct client *c;
+	int r = policy_cred_get(fd, &cred);
+
+	if (r < 0) {
+		/* Without credentials there is nothing to judge by. */
+		(*svc->c.clients_refused)++;
+		service_log_policy(svc,
+		    "refused a client whose credentials cannot be read: %s",
+		    strerror(-r));
+		(void)close(fd);
+		return;
+	}
+	level = policy_check(&svc->cfg.policy, &cred);
+	if (level == POLICY_REFUSED) {
+		service_refuse(svc, &cred);
+		policy_cred_done(&cred);
+		(void)close(fd);
+		return;
+	}
+	r = client_new(svc, fd, &cred, level, &c);
+	if (r < 0)
+		log_warn_errno(r, "cannot set up a client");
+}
+
 static void
 service_on_accept(evutil_socket_t fd, short what, void *cls)
 {
 	struct service *svc = cls;
-	struct client *c;
-	int cfd, r, err = 0;
+	int cfd, err = 0;
 
 	(void)what;
 	/* Take what is waiting now, up to the limit, then yield. */
@@ -238,9 +314,7 @@ service_on_accept(evutil_socket_t fd, short what, void *cls)
 			err = errno;
 			break;
 		}
-		r = client_new(svc, cfd, &c);
-		if (r < 0)
-			log_warn_errno(r, "cannot set up a client");
+		service_admit(svc, cfd);
 	}
 	if (err == EMFILE || err == ENFILE) {
 		/* Out of descriptors: stop accepting until a client
@@ -295,6 +369,8 @@ service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	svc->listen_fd = -1;
 	svc->lock_fd = -1;
 	svc->started_us = time_mono_us();
+	ratelimit_init(&svc->policy_rl, SERVICE_POLICY_LOG_RATE,
+	    SERVICE_POLICY_LOG_BURST);
 	TAILQ_INIT(&svc->clients);
 	TAILQ_INIT(&svc->blocked);
 	r = service_cfg_parse(cfg, runtime_dir, &svc->cfg);
@@ -325,6 +401,22 @@ service_free(struct service *svc)
 	free(svc);
 }
 
+/* Judges the connected clients again by a new policy. */
+static void
+service_recheck(struct service *svc)
+{
+	struct client *c, *next;
+
+	for (c = TAILQ_FIRST(&svc->clients); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, link);
+		c->level = policy_check(&svc->cfg.policy, &c->cred);
+		if (c->level != POLICY_REFUSED)
+			continue;
+		service_refuse(svc, &c->cred);
+		client_free(c);
+	}
+}
+
 int
 service_reload(struct service *svc, struct cfg *cfg)
 {
@@ -340,6 +432,13 @@ service_reload(struct service *svc, struct cfg *cfg)
 		    "[service] SOCKET, SOCKET_MODE and SOCKET_GROUP take effect after a restart");
 	svc->cfg.max_clients = sc.max_clients;
 	svc->cfg.client_buffer = sc.client_buffer;
+	/* The socket stays as it is, and so does what its mode and group
+	 * grant. */
+	sc.policy.group_write = svc->cfg.policy.group_write;
+	sc.policy.have_socket_gid = svc->cfg.policy.have_socket_gid;
+	sc.policy.socket_gid = svc->cfg.policy.socket_gid;
+	svc->cfg.policy = sc.policy;
+	service_recheck(svc);
 	if (svc->n_clients < svc->cfg.max_clients)
 		service_pause_accept(svc, false);
 	return 0;

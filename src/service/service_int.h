@@ -16,13 +16,18 @@
 #include <ferry/proto.h>
 
 #include "lib/buf.h"
+#include "lib/ratelimit.h"
 #include "service/msgparse.h"
+#include "service/policy.h"
 #include "service/service.h"
 
 /* One read() takes at most this much; a frame is at most 64 KiB. */
-#define SERVICE_READ_CHUNK (256u * 1024)
+#define SERVICE_READ_CHUNK       (256u * 1024)
 /* Blocked clients retry this often even if no drain callback came. */
-#define SERVICE_RETRY_US   (500u * 1000)
+#define SERVICE_RETRY_US         (500u * 1000)
+/* Log lines about refused clients and requests: a burst, then per second. */
+#define SERVICE_POLICY_LOG_BURST 5
+#define SERVICE_POLICY_LOG_RATE  1.0
 
 struct registry;
 struct svc_ping;
@@ -35,12 +40,15 @@ struct svc_cfg {
 	gid_t gid;              /* and names this group */
 	uint32_t max_clients;   /* MAX_CLIENTS */
 	uint64_t client_buffer; /* CLIENT_BUFFER, bytes */
+	struct policy policy;   /* ALLOW_* and ADMIN_*, the socket's group */
 };
 
 /* The "service.*" statistics counters; each points into struct stats. */
 struct svc_counters {
 	uint64_t *clients_connected; /* now */
 	uint64_t *clients_accepted;  /* ever */
+	uint64_t *clients_refused;   /* by the credential policy */
+	uint64_t *requests_denied;   /* SHUTDOWN from a non-admin client */
 	uint64_t *accept_paused;     /* at MAX_CLIENTS or out of fds */
 	uint64_t *frames_in;
 	uint64_t *frames_out;
@@ -82,6 +90,8 @@ struct service {
 	bool handler_set;     /* our core handler is installed */
 	struct registry *reg; /* app type -> clients */
 	struct svc_counters c;
+	struct ratelimit policy_rl; /* log lines about refusals */
+	uint64_t policy_suppressed; /* lines it held back since the last */
 };
 
 struct client {
@@ -89,8 +99,8 @@ struct client {
 	TAILQ_ENTRY(client) blink; /* service->blocked while blocked */
 	struct service *svc;       /* owner */
 	int fd;
-	pid_t pid; /* SO_PEERCRED, for log lines */
-	uid_t uid;
+	struct policy_cred cred; /* at connect(), owned */
+	enum policy_level level; /* what the policy lets it do */
 	struct event *ev_read;
 	struct event *ev_write;
 	bool reading;             /* ev_read is added */
@@ -121,6 +131,11 @@ void service_client_gone(struct service *svc);
 /* Adds delta (may be negative) to the bytes queued for clients and tells
  * the core. */
 void service_backlog_add(struct service *svc, int64_t delta);
+/* Logs a refused client or request at notice level, rate-limited across
+ * all clients (SERVICE_POLICY_LOG_*), saying how many lines were held
+ * back since the last one. */
+void service_log_policy(struct service *svc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* listen.c */
 /* Takes the single-instance lock and opens the listening socket.
@@ -130,8 +145,10 @@ int listen_open(struct service *svc);
 void listen_close(struct service *svc);
 
 /* client.c */
-/* Takes ownership of fd, a connected, non-blocking socket. */
-int client_new(struct service *svc, int fd, struct client **ret);
+/* Takes ownership of fd, a connected, non-blocking socket, and of the
+ * groups of cred (also on failure); level is what policy_check() said. */
+int client_new(struct service *svc, int fd, struct policy_cred *cred,
+    enum policy_level level, struct client **ret);
 /* Flushes nothing; frees everything; unlinks from the service. */
 void client_free(struct client *c);
 /* Cuts a client off for a protocol violation with one log line. */
