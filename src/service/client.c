@@ -111,8 +111,10 @@ client_out_full(const struct client *c)
 void
 client_update_reading(struct client *c)
 {
-	bool want =
-	    !c->blocked && !client_out_full(c) && !c->shutdown_requested;
+	/* Requests not yet answered stay in the kernel's socket buffer, not
+	 * ours: read only when what was read before is (nearly) handled. */
+	bool want = !c->blocked && !client_out_full(c) &&
+	    !c->shutdown_requested && buf_size(&c->in) < SERVICE_READ_CHUNK;
 
 	if (want == c->reading)
 		return;
@@ -250,6 +252,27 @@ client_flush_later(struct client *c)
 	c->writing = true;
 }
 
+/* A pipelining client whose replies fill our buffer and then drain
+ * at once would otherwise wait on a write event that never comes, with
+ * its requests unread in c->in. */
+int
+client_work(struct client *c)
+{
+	size_t before;
+	int r;
+
+	do {
+		before = buf_size(&c->in);
+		r = client_process(c);
+		if (r == 0)
+			r = client_flush(c);
+		if (r < 0)
+			return r;
+	} while (buf_size(&c->in) < before && buf_size(&c->out) == 0 &&
+	    !c->blocked && !c->shutdown_requested);
+	return 0;
+}
+
 static void
 client_on_read(evutil_socket_t fd, short what, void *cls)
 {
@@ -275,7 +298,7 @@ client_on_read(evutil_socket_t fd, short what, void *cls)
 	}
 	buf_commit(&c->in, (size_t)n);
 	(*c->svc->c.bytes_in) += (uint64_t)n;
-	if (client_process(c) < 0 || client_flush(c) < 0) {
+	if (client_work(c) < 0) {
 		client_free(c);
 		return;
 	}
@@ -289,16 +312,10 @@ client_on_write(evutil_socket_t fd, short what, void *cls)
 
 	(void)fd;
 	(void)what;
-	if (client_flush(c) < 0) {
+	/* Requests held back while replies piled up can go on now. */
+	if (client_work(c) < 0) {
 		client_free(c);
 		return;
-	}
-	/* Requests held back while replies piled up can go on now. */
-	if (buf_size(&c->in) > 0 && !client_out_full(c)) {
-		if (client_process(c) < 0 || client_flush(c) < 0) {
-			client_free(c);
-			return;
-		}
 	}
 	client_update_reading(c);
 }

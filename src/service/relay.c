@@ -20,6 +20,9 @@
 #include "lib/wire.h"
 #include "service/registry.h"
 
+/* Words of a client's bitmap of registered types. */
+#define RELAY_TYPE_WORDS (65536 / 64)
+
 /* A reassembly buffer above this is freed, not kept, once used. */
 #define RELAY_REASM_KEEP (256u * 1024)
 
@@ -159,9 +162,7 @@ relay_resume(struct client *c)
 	}
 	/* A message blocked in place is the input's first frame: parsing
 	 * goes on from there. */
-	r = client_process(c);
-	if (r == 0)
-		r = client_flush(c);
+	r = client_work(c);
 	if (r == 0)
 		client_update_reading(c);
 	return r;
@@ -277,24 +278,20 @@ relay_on_message(void *cls, const struct ferry_peer_id *peer, uint16_t type,
 static int
 relay_add_type(struct client *c, uint16_t type)
 {
-	size_t i = 0;
-	uint16_t *t;
+	uint64_t bit = 1ull << (type % 64);
 
-	while (i < c->n_types && c->types[i] < type)
-		i++;
-	if (i < c->n_types && c->types[i] == type)
+	/* A bitmap: a client may register all 64 Ki types, and each REGISTER
+	 * then costs what it carries, not that times what came before. */
+	if (c->types == NULL) {
+		c->types = calloc(RELAY_TYPE_WORDS, sizeof(*c->types));
+		if (c->types == NULL)
+			return -ENOMEM;
+	}
+	if (c->types[type / 64] & bit)
 		return 0;
 	if (registry_add(c->svc->reg, type, c) < 0)
 		return -ENOMEM;
-	t = realloc(c->types, (c->n_types + 1) * sizeof(*t));
-	if (t == NULL) {
-		registry_remove(c->svc->reg, type, c);
-		return -ENOMEM;
-	}
-	memmove(&t[i + 1], &t[i], (c->n_types - i) * sizeof(*t));
-	t[i] = type;
-	c->types = t;
-	c->n_types++;
+	c->types[type / 64] |= bit;
 	return 0;
 }
 
@@ -322,11 +319,12 @@ relay_client_gone(struct client *c)
 	if (c->blocked)
 		TAILQ_REMOVE(&c->svc->blocked, c, blink);
 	c->blocked = false;
-	for (size_t i = 0; i < c->n_types; i++)
-		registry_remove(c->svc->reg, c->types[i], c);
+	for (size_t w = 0; c->types != NULL && w < RELAY_TYPE_WORDS; w++)
+		for (uint64_t bits = c->types[w]; bits != 0; bits &= bits - 1)
+			registry_remove(c->svc->reg,
+			    (uint16_t)(w * 64 + (size_t)__builtin_ctzll(bits)), c);
 	free(c->types);
 	c->types = NULL;
-	c->n_types = 0;
 }
 
 int

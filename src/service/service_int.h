@@ -116,8 +116,8 @@ struct client {
 	uint32_t blocked_req_id; /* its req_id */
 	bool shutdown_requested; /* SHUTDOWN read; nothing more is */
 	bool shutdown_done;      /* on_shutdown was called */
-	uint16_t *types;         /* registered app types, sorted */
-	size_t n_types;
+	uint64_t *types;         /* bitmap of registered app types (64 Ki
+				  * bits), allocated on the first REGISTER */
 	LIST_HEAD(, svc_ping) pings; /* echo requests in flight */
 };
 
@@ -156,6 +156,9 @@ void client_drop(struct client *c, const char *why);
 /* Parses and handles buffered frames until they run out or the client
  * blocks. Negative: the client must be freed (already logged). */
 int client_process(struct client *c);
+/* client_process and client_flush, repeated while flushing frees room
+ * for more answers. Negative: the client must be freed. */
+int client_work(struct client *c);
 /* Starts or stops reading as blocking and output backlog allow. */
 void client_update_reading(struct client *c);
 /* Writes queued output now, and arms the write event for what remains.

@@ -2,6 +2,7 @@
 /* The wire-speaking test peer (see wirepeer.h). */
 #include "wirepeer.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -30,12 +31,22 @@ wirepeer_sin(struct sockaddr_in *sin, uint16_t port)
 int
 wirepeer_new(uint64_t seed, struct wirepeer **ret)
 {
-	struct wirepeer *w = calloc(1, sizeof(*w));
+	return wirepeer_new_at(seed, "127.0.0.1", ret);
+}
+
+int
+wirepeer_new_at(uint64_t seed, const char *ip, struct wirepeer **ret)
+{
+	struct wirepeer *w;
 	uint8_t s[32] = { 0 };
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
 	int r;
 
+	wirepeer_sin(&sin, 0);
+	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
 	if (w == NULL || sodium_init() < 0) {
 		free(w);
 		return -ENOMEM;
@@ -47,7 +58,6 @@ wirepeer_new(uint64_t seed, struct wirepeer **ret)
 		free(w);
 		return r;
 	}
-	wirepeer_sin(&sin, 0);
 	w->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (w->fd < 0 || bind(w->fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
 	    getsockname(w->fd, (struct sockaddr *)&sin, &len) < 0) {

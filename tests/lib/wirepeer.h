@@ -24,6 +24,9 @@ struct wirepeer {
 /* A peer whose identity derives from seed, with a socket on a free
  * port. 0 or a negative errno. */
 int wirepeer_new(uint64_t seed, struct wirepeer **ret);
+/* The same with the socket bound to another loopback address ip (such as
+ * "127.0.0.2"), so that a daemon sees it as another network source. */
+int wirepeer_new_at(uint64_t seed, const char *ip, struct wirepeer **ret);
 void wirepeer_free(struct wirepeer *w);
 /* A signed UDP HELO of w for 127.0.0.1:port valid for lifetime_s
  * seconds (negative: already expired). Returns its size or an error. */
