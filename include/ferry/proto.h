@@ -66,28 +66,30 @@ struct ferry_peer_id {
 /*
  * PING: asks the advertised peer to prove an address.
  *   4 u8  target[32]   peer id the address is claimed for
- *  36 u8  challenge[32]
- *  68 u16 protocol
- *  70 u16 addr_len
- *  72 u8  addr[addr_len]
+ *  36 u8  challenge[16]
+ *  52 u16 protocol
+ *  54 u16 addr_len
+ *  56 u8  addr[addr_len]
  *     u8  pad[]        zeros, so that the PING is never smaller than the
  *                      PONG it asks for (no amplification)
+ * At 96 + addr_len bytes a PING is smaller than the HELO that names its
+ * address (116 + addr_len), so a forged HELO cannot amplify either.
  */
-#define FERRY_PING_FIXED	72
-#define FERRY_CHALLENGE_LEN	32
+#define FERRY_PING_FIXED	56
+#define FERRY_CHALLENGE_LEN	16
 
 /*
- * PONG: the advertised peer's signed answer.
- *   4 u8  pubkey[32]   signer
- *  36 u8  challenge[32]
- *  68 u16 protocol
- *  70 u16 addr_len
- *  72 u64 expiry       seconds since the epoch; the signer vouches until then
- *  80 u8  addr[addr_len]
+ * PONG: the advertised peer's signed answer. It carries no key: the
+ * pinger checks it against the key of the HELO it pinged for.
+ *   4 u8  challenge[16]
+ *  20 u16 protocol
+ *  22 u16 addr_len
+ *  24 u64 expiry       seconds since the epoch; the signer vouches until then
+ *  32 u8  addr[addr_len]
  *     u8  sig[64]      Ed25519 over "ferry pong v1" NUL ||
- *                      bytes 0..80+addr_len
+ *                      bytes 0..32+addr_len
  */
-#define FERRY_PONG_FIXED	(80 + FERRY_SIG_LEN)
+#define FERRY_PONG_FIXED	(32 + FERRY_SIG_LEN)
 
 /*
  * KX: one half of the authenticated ephemeral key exchange.

@@ -88,6 +88,8 @@ struct core_counters {
 	uint64_t *path_failures;     /* paths given up after probe timeouts */
 	uint64_t *peers_connected;   /* gauge */
 	uint64_t *peers_known;	     /* gauge */
+	uint64_t *peers_evicted;     /* half-open peers dropped for room */
+	uint64_t *peers_expired;     /* half-open peers that never linked */
 	uint64_t *emu_dropped;	     /* [testing] losses */
 	uint64_t *queue_bytes;	     /* gauge: bytes queued to all peers */
 };
@@ -115,6 +117,10 @@ struct core {
 	bool rx_paused;	     /* stream sessions are not being read */
 
 	struct map *peers;	  /* peer id -> struct peer */
+	TAILQ_HEAD(, peer) peers_by_age; /* every peer, oldest first */
+	unsigned n_evicting;	  /* peers marked evicting, not yet freed */
+	bool table_full_logged;	  /* said so since it last had room */
+	struct event *evict_ev;	  /* frees them, right after the callback */
 	struct map *by_index;	  /* receiver index -> struct peer */
 	struct map *by_ts;	  /* session pointer -> struct path */
 	struct map *challenges;	  /* PING challenge -> struct addr */
@@ -133,6 +139,8 @@ struct core {
 	size_t unit_cap;
 	uint8_t *pt_buf;	/* scratch plaintext, FERRY_MSG_SIZE_MAX */
 	uint8_t *rx_buf;	/* scratch for opening frames, likewise */
+	bool rx_refused;	/* the frame being walked had a fragment the
+				 * reassembly budget refused: no ACK for it */
 	struct tx_unit *txu;	/* scratch for the frames of one unit */
 
 	struct event *tick_ev;	  /* maintenance */
@@ -171,6 +179,10 @@ int core_unit_send(struct core *core, struct transport *t,
  * KX_RATE_PER_SOURCE per second for each src (a transport's network
  * origin, e.g. an IP address). True if this one may go ahead. */
 bool core_src_allow(struct core *core, const void *src, size_t len);
+/* Per-source budget of PINGs for addresses in HELOs a source sent us
+ * outside any link: PINGS_PER_PEER per PING_INTERVAL, as for one peer,
+ * whatever identities signed them. True if this one may go out. */
+bool core_src_allow_ping(struct core *core, const void *src, size_t len);
 /* Pauses or resumes reading every stream path (core_set_rx_backlog). */
 void core_rx_pause(struct core *core, bool pause);
 /* A session died: forget emulated units queued for it. */

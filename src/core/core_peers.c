@@ -58,7 +58,8 @@ core_counters_init(struct core *core)
 		C(frames_lost), C(frag_out), C(frag_retx), C(frag_in),
 		C(reasm_done), C(reasm_dropped), C(acks_out), C(acks_in),
 		C(path_failures), C(peers_connected), C(peers_known),
-		C(emu_dropped), C(queue_bytes),
+		C(peers_evicted), C(peers_expired), C(emu_dropped),
+		C(queue_bytes),
 #undef C
 	};
 
@@ -75,6 +76,7 @@ core_counters_init(struct core *core)
 
 static void core_tick_cb(evutil_socket_t fd, short what, void *cls);
 static void core_save_cb(evutil_socket_t fd, short what, void *cls);
+static void core_evict_cb(evutil_socket_t fd, short what, void *cls);
 
 static void
 core_apply_limits(struct core *core)
@@ -90,6 +92,7 @@ core_peers_init(struct core *core)
 	int r;
 
 	TAILQ_INIT(&core->echos);
+	TAILQ_INIT(&core->peers_by_age);
 	core->peers = map_new();
 	core->by_index = map_new();
 	core->by_ts = map_new();
@@ -102,12 +105,13 @@ core_peers_init(struct core *core)
 	core->tick_ev = event_new(core->base, -1, EV_PERSIST, core_tick_cb,
 	    core);
 	core->save_ev = evtimer_new(core->base, core_save_cb, core);
+	core->evict_ev = event_new(core->base, -1, 0, core_evict_cb, core);
 	if (core->peers == NULL || core->by_index == NULL ||
 	    core->by_ts == NULL || core->challenges == NULL ||
 	    core->ping_times == NULL || core->src_limits == NULL ||
 	    core->pt_buf == NULL || core->rx_buf == NULL ||
 	    core->txu == NULL || core->tick_ev == NULL ||
-	    core->save_ev == NULL)
+	    core->save_ev == NULL || core->evict_ev == NULL)
 		return log_err_errno(-ENOMEM, "core");
 	r = core_counters_init(core);
 	if (r < 0)
@@ -193,6 +197,8 @@ core_peers_stop(struct core *core)
 	core->stopping = true;
 	if (core->tick_ev != NULL)
 		(void)event_del(core->tick_ev);
+	if (core->evict_ev != NULL)
+		(void)event_del(core->evict_ev);
 	if (core->book_dirty)
 		(void)peerbook_save(core);
 	echo_shutdown(core);
@@ -235,6 +241,8 @@ core_peers_done(struct core *core)
 		event_free(core->tick_ev);
 	if (core->save_ev != NULL)
 		event_free(core->save_ev);
+	if (core->evict_ev != NULL)
+		event_free(core->evict_ev);
 }
 
 void
@@ -287,6 +295,24 @@ core_transport_detach(struct core *core, struct transport *t)
 	free(s.v);
 }
 
+/* A half-open peer that has had LINK_TIMEOUT to link and is not even
+ * validating an address: a stranger's single KX, say, that was answered
+ * and never followed up. It would otherwise stay until its session's
+ * end, holding a slot of the table. */
+static bool
+core_half_open_expired(const struct peer *p, uint64_t now)
+{
+	const struct addr *a;
+
+	if (!peer_is_half_open(p) ||
+	    now - p->created_us < p->core->cc.link_timeout_us)
+		return false;
+	TAILQ_FOREACH(a, &p->addrs, link)
+		if (a->state == ADDR_PINGING)
+			return false;
+	return true;
+}
+
 static void
 core_tick_cb(evutil_socket_t fd, short what, void *cls)
 {
@@ -310,8 +336,22 @@ core_tick_cb(evutil_socket_t fd, short what, void *cls)
 		    now, core->cc.reassembly_timeout_us);
 		if (peer_is_idle(p) && now - p->last_rx_us > CORE_IDLE_PEER_US)
 			peer_free(p);
+		else if (core_half_open_expired(p, now)) {
+			(*core->ctr.peers_expired)++;
+			peer_log(p, FERRY_LOG_DEBUG,
+			    "no link within LINK_TIMEOUT; forgotten");
+			peer_free(p);
+		}
 	}
 	free(s.v);
+}
+
+static void
+core_evict_cb(evutil_socket_t fd, short what, void *cls)
+{
+	(void)fd;
+	(void)what;
+	peer_evict_run(cls);
 }
 
 static void
@@ -471,7 +511,8 @@ core_can_send(struct core *core, const struct ferry_peer_id *peer)
 {
 	struct peer *p = peer_find(core, peer);
 
-	return p != NULL && p->connected && p->q.bytes < p->q.limit;
+	return p != NULL && p->connected &&
+	    sendq_cost(&p->q) < p->q.limit;
 }
 
 struct core_visit {
@@ -534,7 +575,8 @@ core_add_uri(struct core *core, const char *uri)
 	while (off < len) {
 		size_t size = wire_get16(helos + off);
 
-		r = validate_learn(core, helos + off, size, NULL, true);
+		r = validate_learn(core, helos + off, size, NULL, true, NULL,
+		    0);
 		if (r == 0)
 			ok++;
 		else if (r == -EBADMSG || r == -ESTALE)

@@ -119,7 +119,7 @@ reasm_start(struct reasm_set *rs, struct reasm_budget *b,
 
 /*
  * Merges [lo, hi) into the sorted range list and returns how many bytes
- * were new, or -ENOSPC if the list would grow past REASM_MAX_RANGES.
+ * were new, or -ERANGE if the list would grow past REASM_MAX_RANGES.
  */
 static long
 reasm_merge(struct reasm *m, uint32_t lo, uint32_t hi)
@@ -144,7 +144,7 @@ reasm_merge(struct reasm *m, uint32_t lo, uint32_t hi)
 	}
 	if (j == i) {
 		if (m->n_ranges == REASM_MAX_RANGES)
-			return -ENOSPC;
+			return -ERANGE;
 		if (m->n_ranges == m->cap_ranges) {
 			unsigned cap = m->cap_ranges * 2;
 			uint32_t(*r)[2] = realloc(m->ranges, cap * sizeof(*r));

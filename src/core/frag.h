@@ -73,7 +73,8 @@ void reasm_clear(struct reasm_set *rs, struct reasm_budget *b);
  * free() after use), *ret_len and *ret_type are set. Returns 0 when
  * stored or a duplicate; -ENOSPC when over the per-peer or total budget
  * (fragment dropped); -EBADMSG when inconsistent with earlier fragments
- * of the same message (the message is dropped); -ENOMEM.
+ * of the same message, -ERANGE when the message would be in more than
+ * REASM_MAX_RANGES pieces at once (either drops the message); -ENOMEM.
  */
 int reasm_add(struct reasm_set *rs, struct reasm_budget *b,
     uint64_t per_peer_limit, const struct frag *f, uint64_t now_us,

@@ -108,5 +108,5 @@ gossip_on_helo(struct peer *p, const uint8_t *msg, size_t len)
 	 * takes the outer form. */
 	memcpy(helo, msg, len);
 	wire_put16(helo + 2, FERRY_P2P_HELO);
-	(void)validate_learn(p->core, helo, len, p, false);
+	(void)validate_learn(p->core, helo, len, p, false, NULL, 0);
 }

@@ -28,6 +28,26 @@ handshake_retry_base(const struct peer *p)
 	return USEC_PER_SEC;
 }
 
+/*
+ * Whether a KX may be said again over p's best path. A path is proven
+ * when a PONG validated its address, when the transport's own handshake
+ * proved the source (a reliable stream), or when the link's keys were
+ * confirmed over it. An inbound datagram path is none of these: its
+ * source may be forged, and repeating ourselves to it would turn one
+ * KX from a stranger into several at someone else's address. There the
+ * KX is answered once per KX received, and the initiator, whose path to
+ * us is proven, is the one that retransmits.
+ */
+static bool
+handshake_path_proven(const struct peer *p)
+{
+	const struct path *pa = p->best;
+
+	return (pa->addr != NULL && pa->addr->state == ADDR_VALID) ||
+	    (pa->t->api->caps & FERRY_TCAP_RELIABLE) ||
+	    (p->link_ok && link_ready(&p->link));
+}
+
 int
 handshake_send(struct peer *p)
 {
@@ -204,7 +224,8 @@ handshake_peer_tick(struct peer *p, uint64_t now_us)
 	/* No keys yet, or new ones not confirmed: say it again, backing
 	 * off. */
 	if (!p->link_ok || !link_ready(&p->link) || p->link.next != NULL) {
-		if (now_us - p->last_kx_us >= p->kx_retry_us) {
+		if (now_us - p->last_kx_us >= p->kx_retry_us &&
+		    handshake_path_proven(p)) {
 			(void)handshake_send(p);
 			p->kx_retry_us *= 2;
 			if (p->kx_retry_us > HANDSHAKE_RETRY_MAX_US &&

@@ -25,6 +25,9 @@
 /* Lines about one peer: a burst of 10, then one per 10 s. */
 #define PEER_LOG_RATE 0.1
 #define PEER_LOG_BURST 10
+/* Evicted peers awaiting their free at most: what one receive callback
+ * can displace, and so how far the table may overshoot its bound. */
+#define PEER_EVICT_PENDING_MAX 256
 
 struct peer *
 peer_find(const struct core *core, const struct ferry_peer_id *id)
@@ -50,6 +53,65 @@ peer_new_index(const struct core *core)
 	return idx;
 }
 
+bool
+peer_is_half_open(const struct peer *p)
+{
+	const struct addr *a;
+
+	if (p->connected)
+		return false;
+	TAILQ_FOREACH(a, &p->addrs, link)
+		if (a->local || a->ever_valid)
+			return false;
+	return true;
+}
+
+/*
+ * Makes room in a full table: marks the oldest half-open peer for
+ * freeing from the event loop. Without this, identities that never
+ * finish a handshake, one KX each, would fill the table and keep out
+ * every peer met afterwards; this way they only push each other out,
+ * and a real peer is linked, and no longer half-open, one round trip
+ * after it arrives.
+ */
+static bool
+peer_evict_oldest(struct core *core)
+{
+	struct peer *p;
+
+	if (core->n_evicting >= PEER_EVICT_PENDING_MAX)
+		return false;
+	TAILQ_FOREACH(p, &core->peers_by_age, age_link)
+		if (!p->evicting && peer_is_half_open(p))
+			break;
+	if (p == NULL)
+		return false;
+	p->evicting = true;
+	core->n_evicting++;
+	(*core->ctr.peers_evicted)++;
+	event_active(core->evict_ev, EV_TIMEOUT, 0);
+	return true;
+}
+
+void
+peer_evict_run(struct core *core)
+{
+	struct peer *p, *next;
+
+	for (p = TAILQ_FIRST(&core->peers_by_age); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, age_link);
+		if (!p->evicting)
+			continue;
+		/* It may have linked since it was marked: then it stays. */
+		if (peer_is_half_open(p))
+			peer_free(p);
+		else {
+			p->evicting = false;
+			core->n_evicting--;
+		}
+	}
+}
+
 struct peer *
 peer_get(struct core *core, const struct ferry_peer_id *id)
 {
@@ -57,16 +119,29 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 
 	if (p != NULL)
 		return p;
-	if (map_size(core->peers) >= core->cc.max_unauth_peers) {
-		log_info("peer table full (%u): not adding another peer",
-		    core->cc.max_unauth_peers);
-		return NULL;
-	}
+	if (map_size(core->peers) - core->n_evicting >=
+	    core->cc.max_unauth_peers) {
+		bool room = peer_evict_oldest(core);
+
+		/* Once per spell of fullness: strangers cause it at will. */
+		if (!core->table_full_logged)
+			log_notice(room
+				? "peer table full (MAX_UNAUTH_PEERS %u): the "
+				  "oldest half-open peers make room"
+				: "peer table full (MAX_UNAUTH_PEERS %u), none "
+				  "half-open: refusing new peers",
+			    core->cc.max_unauth_peers);
+		core->table_full_logged = true;
+		if (!room)
+			return NULL;
+	} else
+		core->table_full_logged = false;
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return NULL;
 	p->id = *id;
 	p->core = core;
+	p->created_us = time_mono_us();
 	(void)peer_id_short(id, p->sid);
 	TAILQ_INIT(&p->addrs);
 	TAILQ_INIT(&p->paths);
@@ -90,6 +165,7 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 		free(p);
 		return NULL;
 	}
+	TAILQ_INSERT_TAIL(&core->peers_by_age, p, age_link);
 	*core->ctr.peers_known = map_size(core->peers);
 	return p;
 }
@@ -140,6 +216,9 @@ peer_free(struct peer *p)
 		link_done(&p->link);
 	}
 	(void)map_remove(core->peers, p->id.bytes, sizeof(p->id.bytes));
+	TAILQ_REMOVE(&core->peers_by_age, p, age_link);
+	if (p->evicting)
+		core->n_evicting--;
 	*core->ctr.peers_known = map_size(core->peers);
 	*core->ctr.peers_connected = core->n_connected;
 	free(p);

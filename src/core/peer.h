@@ -53,6 +53,7 @@ struct addr {
 	bool revalidating;	 /* ADDR_VALID with a PING out */
 	bool local;		 /* from our config, user or peer book: its
 				  * PING may be repeated within a timeout */
+	bool ever_valid;	 /* a PONG proved it once: retried on failure */
 	unsigned tries;		 /* PINGs sent for the current challenge */
 	struct ferry_tsession *ts; /* session from connect(), one reference */
 	struct path *path;	 /* the path over it, if any */
@@ -78,6 +79,9 @@ TAILQ_HEAD(path_list, path);
 
 struct peer {
 	struct ferry_peer_id id; /* key of core->peers */
+	TAILQ_ENTRY(peer) age_link; /* in core->peers_by_age, oldest first */
+	uint64_t created_us;	 /* monotonic */
+	bool evicting;		 /* made room for another; freed soon */
 	char sid[PEER_SHORT_LEN + 1]; /* for log lines */
 	struct core *core;
 	uint8_t pk[FERRY_PUBKEY_LEN]; /* from its HELOs or KX */
@@ -113,8 +117,10 @@ struct peer {
 	bool probe;		   /* send one frame past the window */
 };
 
-/* The peer record for id, creating it (unauthenticated) if absent.
- * NULL if the table is full (logged) or on OOM. */
+/* The peer record for id, creating it (unauthenticated) if absent. When
+ * the table is full, the oldest half-open peer makes room (it is freed
+ * from the event loop, not here, as a caller up the stack may be using
+ * its sessions). NULL if no peer can make room (logged) or on OOM. */
 struct peer *peer_get(struct core *core, const struct ferry_peer_id *id);
 /* The peer for id, or NULL. */
 struct peer *peer_find(const struct core *core, const struct ferry_peer_id *id);
@@ -132,6 +138,12 @@ void peer_update_state(struct peer *p);
 void peer_link_lost(struct peer *p);
 /* True when neither addresses, paths nor a link justify keeping it. */
 bool peer_is_idle(const struct peer *p);
+/* True while nothing vouches for the peer: no link up, and none of its
+ * addresses came from us or ever answered a PING. Anyone can create
+ * such a peer with one message; it is the first to go. */
+bool peer_is_half_open(const struct peer *p);
+/* Frees the peers marked evicting (from the event loop). */
+void peer_evict_run(struct core *core);
 
 /* Log a line about a peer, rate-limited per peer (STYLE.md: log_peer). */
 void peer_log(struct peer *p, int level, const char *fmt, ...)

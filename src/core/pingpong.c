@@ -19,13 +19,13 @@ ping_decode(const void *msg, size_t len, struct ping *ret)
 	if (len < FERRY_PING_FIXED || len > FERRY_MSG_SIZE_MAX ||
 	    wire_get16(p) != len || wire_get16(p + 2) != FERRY_P2P_PING)
 		return -EBADMSG;
-	addr_len = wire_get16(p + 70);
+	addr_len = wire_get16(p + 54);
 	if (addr_len == 0 || addr_len > FERRY_ADDR_MAX ||
 	    len < pingpong_size(addr_len))
 		return -EBADMSG;
 	memcpy(ret->target.bytes, p + 4, FERRY_PEER_ID_LEN);
 	memcpy(ret->challenge, p + 36, FERRY_CHALLENGE_LEN);
-	ret->protocol = wire_get16(p + 68);
+	ret->protocol = wire_get16(p + 52);
 	ret->addr_len = addr_len;
 	ret->addr = p + FERRY_PING_FIXED;
 	ret->size = len;
@@ -47,8 +47,8 @@ ping_build(uint8_t *out, size_t max, const struct ferry_peer_id *target,
 	wire_put_hdr(out, (uint16_t)len, FERRY_P2P_PING);
 	memcpy(out + 4, target->bytes, FERRY_PEER_ID_LEN);
 	memcpy(out + 36, challenge, FERRY_CHALLENGE_LEN);
-	wire_put16(out + 68, protocol);
-	wire_put16(out + 70, (uint16_t)addr_len);
+	wire_put16(out + 52, protocol);
+	wire_put16(out + 54, (uint16_t)addr_len);
 	memcpy(out + FERRY_PING_FIXED, addr, addr_len);
 	return (int)len;
 }
@@ -62,28 +62,27 @@ pong_decode(const void *msg, size_t len, struct pong *ret)
 	if (len < FERRY_PONG_FIXED || len > FERRY_MSG_SIZE_MAX ||
 	    wire_get16(p) != len || wire_get16(p + 2) != FERRY_P2P_PONG)
 		return -EBADMSG;
-	addr_len = wire_get16(p + 70);
+	addr_len = wire_get16(p + 22);
 	if (addr_len == 0 || addr_len > FERRY_ADDR_MAX ||
 	    len != pingpong_size(addr_len))
 		return -EBADMSG;
-	memcpy(ret->pk, p + 4, FERRY_PUBKEY_LEN);
-	peer_id_of(ret->pk, &ret->id);
-	memcpy(ret->challenge, p + 36, FERRY_CHALLENGE_LEN);
-	ret->protocol = wire_get16(p + 68);
+	memcpy(ret->challenge, p + 4, FERRY_CHALLENGE_LEN);
+	ret->protocol = wire_get16(p + 20);
 	ret->addr_len = addr_len;
-	ret->expiry = wire_get64(p + 72);
-	ret->addr = p + 80;
+	ret->expiry = wire_get64(p + 24);
+	ret->addr = p + 32;
 	ret->raw = p;
 	ret->raw_len = len;
 	return 0;
 }
 
 int
-pong_verify(const struct pong *p, uint64_t now_s)
+pong_verify(const struct pong *p, const uint8_t pk[FERRY_PUBKEY_LEN],
+    uint64_t now_s)
 {
 	size_t signed_len = p->raw_len - FERRY_SIG_LEN;
 
-	if (identity_verify(p->pk, PONG_SIG_PREFIX, p->raw, signed_len,
+	if (identity_verify(pk, PONG_SIG_PREFIX, p->raw, signed_len,
 		p->raw + signed_len) < 0)
 		return -EBADMSG;
 	if (p->expiry <= now_s)
@@ -103,12 +102,11 @@ pong_build(uint8_t *out, size_t max, const struct identity *ident,
 	if (len > max)
 		return -ENOSPC;
 	wire_put_hdr(out, (uint16_t)len, FERRY_P2P_PONG);
-	memcpy(out + 4, ident->pk, FERRY_PUBKEY_LEN);
-	memcpy(out + 36, challenge, FERRY_CHALLENGE_LEN);
-	wire_put16(out + 68, protocol);
-	wire_put16(out + 70, (uint16_t)addr_len);
-	wire_put64(out + 72, expiry);
-	memcpy(out + 80, addr, addr_len);
+	memcpy(out + 4, challenge, FERRY_CHALLENGE_LEN);
+	wire_put16(out + 20, protocol);
+	wire_put16(out + 22, (uint16_t)addr_len);
+	wire_put64(out + 24, expiry);
+	memcpy(out + 32, addr, addr_len);
 	identity_sign(ident, PONG_SIG_PREFIX, out, len - FERRY_SIG_LEN,
 	    out + len - FERRY_SIG_LEN);
 	return (int)len;

@@ -3,7 +3,8 @@
  * PING and PONG wire codecs (seed 004, section II-C; layouts in
  * <ferry/proto.h>). The PONG signature covers the challenge and the
  * address, which GNUnet's first PONG did not. A PING is padded to the
- * size of the PONG it asks for, so answering never amplifies. Core layer;
+ * size of the PONG it asks for, so answering never amplifies, and both
+ * are smaller than a HELO, so pinging a HELO's address does not either. Core layer;
  * pure functions.
  */
 #ifndef FERRY_CORE_PINGPONG_H
@@ -26,8 +27,6 @@ struct ping {
 };
 
 struct pong {
-	uint8_t pk[FERRY_PUBKEY_LEN]; /* signer */
-	struct ferry_peer_id id;      /* hash of pk */
 	uint8_t challenge[FERRY_CHALLENGE_LEN];
 	uint16_t protocol;
 	uint64_t expiry; /* seconds since the epoch */
@@ -54,8 +53,9 @@ int ping_build(uint8_t *out, size_t max, const struct ferry_peer_id *target,
 
 /* Structure only: 0 or -EBADMSG. */
 int pong_decode(const void *msg, size_t len, struct pong *ret);
-/* Signature and expiry: 0, -EBADMSG or -ESTALE. */
-int pong_verify(const struct pong *p, uint64_t now_s);
+/* Signature by pk, and expiry: 0, -EBADMSG or -ESTALE. */
+int pong_verify(const struct pong *p, const uint8_t pk[FERRY_PUBKEY_LEN],
+    uint64_t now_s);
 /* Writes and signs a PONG; returns its size or -ENOSPC / -EINVAL. */
 int pong_build(uint8_t *out, size_t max, const struct identity *ident,
     const uint8_t challenge[FERRY_CHALLENGE_LEN], uint16_t protocol,

@@ -89,6 +89,11 @@ rx_frag(struct peer *p, const uint8_t *msg, size_t size)
 		(*core->ctr.reasm_dropped)++;
 		peer_log(p, FERRY_LOG_DEBUG, "fragment dropped: %s",
 		    strerror(-r));
+		/* Out of reassembly budget: the frame goes unacknowledged,
+		 * so the sender resends the fragment (and slows down) until
+		 * earlier messages complete and free their share. */
+		if (r == -ENOSPC)
+			core->rx_refused = true;
 		return;
 	}
 	if (r == 0)
@@ -218,11 +223,12 @@ rx_enc(struct core *core, struct transport *t,
 		(*core->ctr.key_changes)++;
 		peer_update_state(p);
 	}
+	core->rx_refused = false;
 	if (!rx_walk(p, core->rx_buf, ptlen, &eliciting)) {
 		(*core->ctr.msg_bad)++;
 		peer_log(p, FERRY_LOG_INFO, "malformed frame contents");
 	}
-	if (!p->dying && pa != NULL)
+	if (!p->dying && pa != NULL && !core->rx_refused)
 		tx_on_frame(p, pa, ctr, eliciting);
 }
 
@@ -244,7 +250,8 @@ rx_unit(void *cls, struct transport *t, const struct ferry_message_pack *mp)
 		switch (type) {
 		case FERRY_P2P_HELO:
 			/* The sender's own HELOs: it advertises itself. */
-			(void)validate_learn(core, msg, size, NULL, false);
+			(void)validate_learn(core, msg, size, NULL, false,
+			    mp->src, mp->src_len);
 			break;
 		case FERRY_P2P_PING:
 			validate_on_ping(core, t, mp, msg, size);

@@ -43,7 +43,8 @@ sendq_push(struct sendq *q, enum sendq_class cls, uint16_t type,
 {
 	struct qmsg *m;
 
-	if (cls == SENDQ_DATA && q->bytes + len > q->limit && q->bytes > 0) {
+	if (cls == SENDQ_DATA && q->n_msgs > 0 &&
+	    sendq_cost(q) + len + SENDQ_MSG_COST > q->limit) {
 		q->over = true;
 		return -EAGAIN;
 	}
@@ -145,7 +146,7 @@ sendq_consumed(struct sendq *q, uint64_t n)
 bool
 sendq_drained(struct sendq *q)
 {
-	if (!q->over || q->bytes > q->limit / 2)
+	if (!q->over || sendq_cost(q) > q->limit / 2)
 		return false;
 	q->over = false;
 	return true;

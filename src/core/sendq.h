@@ -2,7 +2,8 @@
 /*
  * A peer's send queue, core layer. Three classes, served in order:
  * control messages, retransmissions of lost fragments, then application
- * data. Data and retransmissions are bounded in bytes; past the bound
+ * data. Data and retransmissions are bounded in bytes (payload plus a
+ * cost per message, sendq_cost); past the bound
  * sendq_push refuses with -EAGAIN (nothing queued is ever dropped to make
  * room) and the owner tells the sender when there is room again
  * (DESIGN.md: the queues BPCC will stand on are bounded and observable).
@@ -44,6 +45,19 @@ struct sendq {
 	unsigned n_msgs;  /* items in all classes */
 	bool over;	  /* a push was refused; a drain is owed */
 };
+
+/* What one queued message costs besides its payload (its struct and the
+ * allocator's header): the bound counts it, so that empty messages
+ * cannot grow a queue without limit. */
+#define SENDQ_MSG_COST (sizeof(struct qmsg) + 16)
+
+/* The bytes the limit is held against: payload plus SENDQ_MSG_COST per
+ * item. */
+static inline uint64_t
+sendq_cost(const struct sendq *q)
+{
+	return q->bytes + (uint64_t)q->n_msgs * SENDQ_MSG_COST;
+}
 
 void sendq_init(struct sendq *q, uint64_t limit);
 /* Frees every item and drops their references. */

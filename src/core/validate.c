@@ -139,20 +139,26 @@ validate_forget_challenge(struct addr *a)
 		    FERRY_CHALLENGE_LEN);
 }
 
-/* Sends the PING for a's current challenge, with our HELOs in front so
- * that the peer can find us (and reverse the connection). */
+/*
+ * Sends the PING for a's current challenge. Our HELOs go in front only
+ * where the peer needs them to answer (a transport without replies on
+ * the inbound session, where it must reverse the connection) or where
+ * we chose the address ourselves: to an address a stranger advertised,
+ * the PING goes bare, smaller than the HELO that named it.
+ */
 static int
 validate_send_ping(struct addr *a)
 {
 	struct core *core = a->peer->core;
-	size_t mtu = a->t->api->mtu, plen = pingpong_size(a->len), off;
+	size_t mtu = a->t->api->mtu, plen = pingpong_size(a->len), off = 0;
 	struct ferry_tsession *ts = validate_session(a);
 	uint8_t *unit = core_unit_buf(core, mtu);
 	int r;
 
 	if (ts == NULL || unit == NULL || plen > mtu)
 		return -EIO;
-	off = ownhelo_fill(core, unit, mtu - plen);
+	if (a->local || !(a->t->api->caps & FERRY_TCAP_INBOUND_REPLY))
+		off = ownhelo_fill(core, unit, mtu - plen);
 	r = ping_build(unit + off, mtu - off, &a->peer->id, a->challenge,
 	    a->t->api->protocol, a->bytes, a->len);
 	if (r < 0)
@@ -322,17 +328,21 @@ validate_check_helo(struct core *core, const uint8_t *msg, size_t len,
 /*
  * Records the address a HELO names for its peer: checks the HELO, finds
  * the peer (creating it) and finds the address, or adds it (*ret_new).
- * A newer HELO of a known address replaces the stored one. -EALREADY for
- * one of our own HELOs, else validate_check_helo's errors or -ENOSPC.
+ * A newer HELO of a known address replaces the stored one. A new address
+ * heard from the network source src (NULL: none to charge) costs that
+ * source a PING token before any state is made, so a flood from one
+ * source neither grows the table nor pushes other peers out of it.
+ * -EALREADY for one of our own HELOs, -EDQUOT when src's budget is spent,
+ * else validate_check_helo's errors or -ENOSPC.
  */
 static int
 validate_intake(struct core *core, const uint8_t *msg, size_t len,
-    struct addr **ret, bool *ret_new)
+    const void *src, size_t src_len, struct addr **ret, bool *ret_new)
 {
 	struct transport *t;
 	struct helo h;
 	struct peer *p;
-	struct addr *a;
+	struct addr *a = NULL;
 	int r;
 
 	r = validate_check_helo(core, msg, len, &h, &t);
@@ -340,12 +350,18 @@ validate_intake(struct core *core, const uint8_t *msg, size_t len,
 		return r;
 	if (memcmp(&h.id, &core->ident->id, sizeof(h.id)) == 0)
 		return -EALREADY;
-	p = peer_get(core, &h.id);
-	if (p == NULL)
+	p = peer_find(core, &h.id);
+	if (p != NULL)
+		a = validate_addr_find(p, h.protocol, h.addr, h.addr_len);
+	if (a == NULL && src != NULL &&
+	    !core_src_allow_ping(core, src, src_len)) {
+		(*core->ctr.ping_limited)++;
+		return -EDQUOT;
+	}
+	if (p == NULL && (p = peer_get(core, &h.id)) == NULL)
 		return -ENOSPC;
 	memcpy(p->pk, h.pk, sizeof(p->pk));
 	*ret_new = false;
-	a = validate_addr_find(p, h.protocol, h.addr, h.addr_len);
 	if (a != NULL) {
 		if (h.expiry > a->expiry_s)
 			(void)validate_set_helo(a, &h);
@@ -362,13 +378,18 @@ validate_intake(struct core *core, const uint8_t *msg, size_t len,
 
 int
 validate_learn(struct core *core, const uint8_t *msg, size_t len,
-    struct peer *advertiser, bool local)
+    struct peer *advertiser, bool local, const void *src, size_t src_len)
 {
 	struct addr *a;
 	bool added;
 	int r;
 
-	r = validate_intake(core, msg, len, &a, &added);
+	/* Outside a link, the advertiser is whoever signed the HELO, a new
+	 * identity per HELO if the sender likes: the network source it came
+	 * from pays instead. */
+	if (local || advertiser != NULL || src_len == 0)
+		src = NULL;
+	r = validate_intake(core, msg, len, src, src_len, &a, &added);
 	if (r == -EALREADY)
 		return 0; /* our own, passed back to us */
 	if (r < 0)
@@ -402,13 +423,14 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 
 	if (valid_until_s <= time_real_s())
 		return -ESTALE;
-	r = validate_intake(core, msg, len, &a, &added);
+	r = validate_intake(core, msg, len, NULL, 0, &a, &added);
 	if (r < 0)
 		return r;
 	p = a->peer;
 	a->state = ADDR_VALID;
 	a->valid_until_s = valid_until_s;
 	a->local = true;
+	a->ever_valid = true;
 	if (validate_session(a) == NULL)
 		return -EIO;
 	if (a->path == NULL && path_add(p, a->t, a->ts, a) == NULL)
@@ -512,10 +534,9 @@ validate_on_pong(struct core *core, const uint8_t *msg, size_t len)
 	p = a->peer;
 	/* The challenge alone is not proof: the PONG must come from the
 	 * advertised peer and vouch for exactly the address pinged. */
-	if (memcmp(&po.id, &p->id, sizeof(po.id)) != 0 ||
-	    po.protocol != a->t->api->protocol || po.addr_len != a->len ||
+	if (po.protocol != a->t->api->protocol || po.addr_len != a->len ||
 	    memcmp(po.addr, a->bytes, a->len) != 0 ||
-	    pong_verify(&po, now_s) < 0) {
+	    pong_verify(&po, p->pk, now_s) < 0) {
 		(*core->ctr.pong_bad)++;
 		peer_log(p, FERRY_LOG_INFO, "rejected a forged or mismatched PONG");
 		return;
@@ -524,10 +545,10 @@ validate_on_pong(struct core *core, const uint8_t *msg, size_t len)
 	until = now_s + core->cc.validation_lifetime_us / USEC_PER_SEC;
 	a->valid_until_s = po.expiry < until ? po.expiry : until;
 	a->state = ADDR_VALID;
+	a->ever_valid = true;
 	a->revalidating = false;
 	a->failures = 0;
 	(*core->ctr.validations)++;
-	memcpy(p->pk, po.pk, sizeof(p->pk));
 	peer_log(p, FERRY_LOG_INFO, "validated a %s address", a->t->name);
 	if (a->path == NULL && a->ts != NULL &&
 	    path_add(p, a->t, a->ts, a) == NULL)
@@ -568,9 +589,13 @@ validate_peer_tick(struct peer *p, uint64_t now_us)
 
 	for (a = TAILQ_FIRST(&p->addrs); a != NULL; a = tmp) {
 		tmp = TAILQ_NEXT(a, link);
+		/* An address someone else advertised gets one PING per
+		 * advertisement (seed 004, II-C); ours, and those that
+		 * answered once, are worth retrying a few times. */
 		if (a->expiry_s <= now_s ||
 		    (a->state == ADDR_FAILED &&
-			a->failures >= VALIDATE_MAX_FAILURES)) {
+			(a->failures >= VALIDATE_MAX_FAILURES ||
+			    (!a->local && !a->ever_valid)))) {
 			validate_addr_free(a);
 			continue;
 		}
@@ -598,9 +623,11 @@ validate_peer_tick(struct peer *p, uint64_t now_us)
 	}
 }
 
-/* Per-source limit on work a sender can cause (PONGs, handshakes). */
+/* Per-source limits on work a sender can cause: signatures (PONGs,
+ * handshakes) and PINGs for addresses in HELOs it sent. */
 struct src_limit {
 	struct ratelimit rl;
+	struct ratelimit rl_pings;
 	uint16_t len;
 	uint8_t key[64];
 };
@@ -618,14 +645,12 @@ validate_src_drop_any(void *cls, const void *key, size_t len, void *value)
 	return false;
 }
 
-bool
-core_src_allow(struct core *core, const void *src, size_t len)
+/* The limits of src, created full; NULL on OOM. */
+static struct src_limit *
+validate_src_get(struct core *core, const void *src, size_t len)
 {
 	struct src_limit *sl;
-	uint64_t now = time_mono_us();
 
-	if (src == NULL || len == 0)
-		return true;
 	if (len > sizeof(sl->key))
 		len = sizeof(sl->key);
 	sl = map_get(core->src_limits, src, len);
@@ -643,17 +668,43 @@ core_src_allow(struct core *core, const void *src, size_t len)
 		}
 		sl = malloc(sizeof(*sl));
 		if (sl == NULL)
-			return false;
+			return NULL;
 		ratelimit_init(&sl->rl, core->cc.kx_rate_per_source,
 		    core->cc.kx_rate_per_source);
+		ratelimit_init(&sl->rl_pings,
+		    (double)core->cc.pings_per_peer * 1e6 /
+			(double)core->cc.ping_interval_us,
+		    core->cc.pings_per_peer);
 		sl->len = (uint16_t)len;
 		memcpy(sl->key, src, len);
 		if (map_put(core->src_limits, sl->key, sl->len, sl) < 0) {
 			free(sl);
-			return false;
+			return NULL;
 		}
 	}
-	return ratelimit_take(&sl->rl, now, 1);
+	return sl;
+}
+
+bool
+core_src_allow(struct core *core, const void *src, size_t len)
+{
+	struct src_limit *sl;
+
+	if (src == NULL || len == 0)
+		return true;
+	sl = validate_src_get(core, src, len);
+	return sl != NULL && ratelimit_take(&sl->rl, time_mono_us(), 1);
+}
+
+bool
+core_src_allow_ping(struct core *core, const void *src, size_t len)
+{
+	struct src_limit *sl;
+
+	if (src == NULL || len == 0)
+		return true;
+	sl = validate_src_get(core, src, len);
+	return sl != NULL && ratelimit_take(&sl->rl_pings, time_mono_us(), 1);
 }
 
 static bool

@@ -24,13 +24,15 @@ struct transport;
 /*
  * Takes a HELO message from the network, the config or the CLI. local:
  * from our own configuration or user (no per-advertiser limit). Else
- * advertiser is the peer that passed it on, NULL when the HELO's own peer
- * sent it. Checks signature, expiry and the transport's opinion of the
- * address, records the address and starts validating it. 0 if accepted
- * or already known, else a negative errno (counted; the HELO is unused).
+ * advertiser is the peer that passed it on over a link, NULL when the
+ * HELO arrived outside one, from the network source src (the limits of
+ * both the HELO's peer and src apply). Checks signature, expiry and the
+ * transport's opinion of the address, records the address and starts
+ * validating it. 0 if accepted or already known, else a negative errno
+ * (counted; the HELO is unused).
  */
 int validate_learn(struct core *core, const uint8_t *msg, size_t len,
-    struct peer *advertiser, bool local);
+    struct peer *advertiser, bool local, const void *src, size_t src_len);
 /* Adds a HELO from the peer book as already validated until
  * valid_until_s, and schedules a fresh check. 0 or negative errno. */
 int validate_restore(struct core *core, const uint8_t *msg, size_t len,

@@ -71,7 +71,7 @@ client_free(struct client *c)
 	svc = c->svc;
 	relay_client_gone(c);
 	ping_client_gone(c);
-	service_backlog_add(svc, -(int64_t)buf_size(&c->out));
+	client_backlog_add(c, -(int64_t)buf_size(&c->out));
 	if (c->ev_read != NULL)
 		event_free(c->ev_read);
 	if (c->ev_write != NULL)
@@ -224,9 +224,14 @@ client_flush(struct client *c)
 			log_debug_errno(-errno, "client fd %d: write", c->fd);
 			return -errno;
 		}
+		if (c->stalled && n > 0) {
+			/* Reading again: its output counts again. */
+			c->stalled = false;
+			service_backlog_add(svc, (int64_t)buf_size(&c->out));
+		}
 		buf_consume(&c->out, (size_t)n);
 		(*svc->c.bytes_out) += (uint64_t)n;
-		service_backlog_add(svc, -(int64_t)n);
+		client_backlog_add(c, -(int64_t)n);
 	}
 	if (buf_size(&c->out) > 0) {
 		client_flush_later(c);
@@ -244,11 +249,24 @@ client_flush(struct client *c)
 }
 
 void
+client_backlog_add(struct client *c, int64_t delta)
+{
+	if (!c->stalled)
+		service_backlog_add(c->svc, delta);
+}
+
+void
 client_flush_later(struct client *c)
 {
+	static const struct timeval stall = {
+		.tv_sec = SERVICE_STALL_US / 1000000,
+		.tv_usec = SERVICE_STALL_US % 1000000,
+	};
+
 	if (c->writing || buf_size(&c->out) == 0)
 		return;
-	(void)event_add(c->ev_write, NULL);
+	/* The timeout tells a client that stopped reading (client_on_write). */
+	(void)event_add(c->ev_write, &stall);
 	c->writing = true;
 }
 
@@ -311,7 +329,26 @@ client_on_write(evutil_socket_t fd, short what, void *cls)
 	struct client *c = cls;
 
 	(void)fd;
-	(void)what;
+	/*
+	 * The core stops reading from peers while clients' output exceeds
+	 * RECV_WINDOW, so that slow clients catch up instead of losing
+	 * messages. A client that takes nothing at all for SERVICE_STALL_US
+	 * is not slow but stuck: it must not hold every peer back for as
+	 * long as it stays connected, so its output leaves the backlog (and
+	 * what comes for it is dropped at CLIENT_BUFFER) until it reads.
+	 */
+	if (!(what & EV_WRITE)) {
+		if (!c->stalled && buf_size(&c->out) > 0) {
+			log_debug("client fd %d (pid %ld) takes no output; its "
+				  "%zu bytes no longer hold peers back",
+			    c->fd, (long)c->cred.pid, buf_size(&c->out));
+			service_backlog_add(c->svc,
+			    -(int64_t)buf_size(&c->out));
+			c->stalled = true;
+			(*c->svc->c.clients_stalled)++;
+		}
+		return;
+	}
 	/* Requests held back while replies piled up can go on now. */
 	if (client_work(c) < 0) {
 		client_free(c);

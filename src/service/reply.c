@@ -24,7 +24,7 @@ reply_frame(struct client *c, uint16_t type, size_t size)
 	wire_put_hdr(p, (uint16_t)size, type);
 	buf_commit(&c->out, size);
 	(*c->svc->c.frames_out)++;
-	service_backlog_add(c->svc, (int64_t)size);
+	client_backlog_add(c, (int64_t)size);
 	return p;
 }
 

@@ -191,6 +191,7 @@ service_counters(struct service *svc)
 		SC(send_blocked),
 		SC(recv_delivered),
 		SC(recv_dropped),
+		SC(clients_stalled),
 		SC(recv_no_listener),
 #undef SC
 	};

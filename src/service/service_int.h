@@ -25,6 +25,9 @@
 #define SERVICE_READ_CHUNK       (256u * 1024)
 /* Blocked clients retry this often even if no drain callback came. */
 #define SERVICE_RETRY_US         (500u * 1000)
+/* A client whose socket has not taken a byte for this long has stopped
+ * reading: its output no longer holds peers back (client_backlog_add). */
+#define SERVICE_STALL_US         (1000u * 1000)
 /* Log lines about refused clients and requests: a burst, then per second. */
 #define SERVICE_POLICY_LOG_BURST 5
 #define SERVICE_POLICY_LOG_RATE  1.0
@@ -65,6 +68,7 @@ struct svc_counters {
 	uint64_t *send_blocked;     /* clients paused by back-pressure */
 	uint64_t *recv_delivered;   /* message copies queued to clients */
 	uint64_t *recv_dropped;     /* copies dropped: client too slow */
+	uint64_t *clients_stalled;  /* times a client took nothing for 1 s */
 	uint64_t *recv_no_listener; /* messages nobody registered for */
 };
 
@@ -105,6 +109,7 @@ struct client {
 	struct event *ev_write;
 	bool reading;             /* ev_read is added */
 	bool writing;             /* ev_write is added */
+	bool stalled;             /* out not counted in svc->backlog */
 	struct buf in;            /* unparsed input */
 	struct buf out;           /* frames not yet written */
 	struct msg_chunks chunks; /* SEND sequence in progress */
@@ -120,6 +125,11 @@ struct client {
 				  * bits), allocated on the first REGISTER */
 	LIST_HEAD(, svc_ping) pings; /* echo requests in flight */
 };
+
+/* client.c */
+/* Adds delta (may be negative) to c's output in the service's backlog,
+ * unless c has stalled. */
+void client_backlog_add(struct client *c, int64_t delta);
 
 /* service.c */
 /* Reads and checks [service]; runtime_dir NULL leaves SOCKET's default

@@ -163,7 +163,7 @@ asuser_wait(pid_t pid)
 int
 asuser_run(const struct asuser *u, asuser_fn *fn, void *cls)
 {
-	pid_t pid;
+	pid_t pid = -1;
 	int r = asuser_spawn(u, fn, cls, &pid);
 
 	return r < 0 ? r : asuser_wait(pid);

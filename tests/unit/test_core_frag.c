@@ -350,7 +350,7 @@ START_TEST(test_range_limit)
 	ck_assert_int_eq(add(3, total, 2 * REASM_MAX_RANGES + 1, 1, 1), 0);
 	/* Two disjoint ranges more: the second one is too many. */
 	ck_assert_int_eq(add(3, total, 2 * REASM_MAX_RANGES + 3, 1, 1),
-	    -ENOSPC);
+	    -ERANGE);
 	ck_assert(rs.bytes == 0 && budget.used == 0);
 	ck_assert(TAILQ_EMPTY(&rs.list));
 }

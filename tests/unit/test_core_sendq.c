@@ -133,33 +133,43 @@ START_TEST(test_classes_in_order)
 }
 END_TEST
 
+/* What fits beside n queued messages holding bytes payload: the bound
+ * counts SENDQ_MSG_COST per message, the new one included. */
+static size_t
+room(size_t bytes, unsigned n)
+{
+	return LIMIT - bytes - (n + 1) * SENDQ_MSG_COST;
+}
+
 START_TEST(test_byte_bound)
 {
+	const size_t fits = room(6000, 1);
+
 	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 6000, false,
 	                     0),
 	    0);
 	ck_assert(!q.over);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 4001, false,
-	                     0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, fits + 1,
+	                     false, 0),
 	    -EAGAIN);
 	ck_assert(q.over);
 	ck_assert(q.bytes == 6000 && q.n_msgs == 1);
 	/* Exactly up to the limit is fine. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 4000, false,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, fits, false,
 	                     0),
 	    0);
-	ck_assert(q.bytes == LIMIT);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 1, false, 0),
+	ck_assert(sendq_cost(&q) == LIMIT);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 0, false, 0),
 	    -EAGAIN);
-	/* Control traffic is never refused and not counted. */
+	/* Control traffic is never refused and its payload not counted. */
 	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 0x14, data, 3000, false, 0),
 	    0);
-	ck_assert(q.bytes == LIMIT);
+	ck_assert(q.bytes == 6000 + fits);
 	/* Not drained while above half the limit. */
 	ck_assert(!sendq_drained(&q));
 	sendq_pop(&q, SENDQ_CTRL);
-	sendq_pop(&q, SENDQ_DATA); /* 6000 out: 4000 left, below half */
-	ck_assert(q.bytes == 4000);
+	sendq_pop(&q, SENDQ_DATA); /* 6000 out: below half */
+	ck_assert(q.bytes == fits);
 	ck_assert(sendq_drained(&q));
 	ck_assert(!q.over);
 	ck_assert(!sendq_drained(&q)); /* said once */
@@ -169,18 +179,31 @@ START_TEST(test_byte_bound)
 }
 END_TEST
 
+/* Empty messages cost their entries: they fill the queue too. */
+START_TEST(test_empty_messages_bounded)
+{
+	unsigned n = 0;
+
+	while (sendq_push(&q, SENDQ_DATA, 0x400, data, 0, false, 0) == 0)
+		ck_assert_uint_le(++n, LIMIT);
+	ck_assert_uint_eq(n, LIMIT / SENDQ_MSG_COST);
+	ck_assert(q.over && q.bytes == 0);
+}
+END_TEST
+
 START_TEST(test_drain_at_half)
 {
+	const size_t fits = room(LIMIT / 2 + 1, 1);
+
 	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, LIMIT / 2 + 1,
 	                     false, 0),
 	    0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, LIMIT / 2 - 1,
-	                     false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, fits, false, 0),
 	    0);
 	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 1, false, 0),
 	    -EAGAIN);
 	sendq_pop(&q, SENDQ_DATA);
-	ck_assert(q.bytes == LIMIT / 2 - 1);
+	ck_assert(q.bytes == fits);
 	ck_assert(sendq_drained(&q));
 	/* A queue emptied by fragments being consumed drains too. */
 	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, LIMIT, false, 0),
@@ -568,6 +591,7 @@ test_suite(void)
 	tcase_add_checked_fixture(tc, test_setup, test_teardown);
 	tcase_add_test(tc, test_classes_in_order);
 	tcase_add_test(tc, test_byte_bound);
+	tcase_add_test(tc, test_empty_messages_bounded);
 	tcase_add_test(tc, test_drain_at_half);
 	tcase_add_test(tc, test_lone_oversize_message);
 	suite_add_tcase(s, tc);
