@@ -27,6 +27,7 @@
 
 #include "lib/wire.h"
 #include "adv.h"
+#include "procstat.h"
 #include "harness.h"
 #include "mesh.h"
 #include "wirelink.h"
@@ -384,7 +385,7 @@ START_TEST(test_client_slow_reader)
 
 	fix_setup(&f, "cli-slow", "[service]\nCLIENT_BUFFER = 64 KiB\n", 602);
 	slow = raw_listener(f.d->socket);
-	rss0 = adv_rss_kib(f.d->pid);
+	rss0 = procstat_kib(f.d->pid, "VmRSS");
 	base = mesh_stat(f.d, "core.msg_in");
 	memset(body, 0x3c, sizeof(body));
 	for (unsigned i = 0; i < N; i++) {
@@ -410,7 +411,7 @@ START_TEST(test_client_slow_reader)
 		(void)take(&f, &m, "");
 	ck_assert_uint_eq(f.bulk, N);
 	well_behaved(&f);
-	rss1 = adv_rss_kib(f.d->pid);
+	rss1 = procstat_kib(f.d->pid, "VmRSS");
 	dropped = mesh_stat(f.d, "service.recv_dropped");
 	fprintf(stderr,
 	    "slow reader: %u messages of %u bytes, %llu dropped for it; "
@@ -442,7 +443,7 @@ START_TEST(test_client_requests_never_read)
 	int fd;
 
 	fix_setup(&f, "cli-unread", "[service]\nCLIENT_BUFFER = 64 KiB\n", 603);
-	rss0 = adv_rss_kib(f.d->pid);
+	rss0 = procstat_kib(f.d->pid, "VmRSS");
 	fd = raw_open(f.d->socket);
 	ck_assert_int_ge(fd, 0);
 	for (size_t i = 0; i < sizeof(req); i += REQ_SIZE)
@@ -462,7 +463,7 @@ START_TEST(test_client_requests_never_read)
 		harness_sleep_ms(20);
 	}
 	frames = stat_of(&f, "service.frames_in");
-	rss1 = adv_rss_kib(f.d->pid);
+	rss1 = procstat_kib(f.d->pid, "VmRSS");
 	fprintf(stderr,
 	    "unread answers: %zu bytes of requests taken, %llu frames "
 	    "read; RSS %lu -> %lu KiB\n",
@@ -501,7 +502,7 @@ START_TEST(test_client_trickle_reader_bounded)
 
 	fix_setup(&f, "cli-trickle", "[service]\nCLIENT_BUFFER = 64 KiB\n",
 	    606);
-	rss0 = adv_rss_kib(f.d->pid);
+	rss0 = procstat_kib(f.d->pid, "VmRSS");
 	fd = raw_open(f.d->socket);
 	ck_assert_int_ge(fd, 0);
 	/* The size of one answer, to count the answered requests. */
@@ -525,7 +526,7 @@ START_TEST(test_client_trickle_reader_bounded)
 		}
 		harness_sleep_ms(2);
 	}
-	rss1 = adv_rss_kib(f.d->pid);
+	rss1 = procstat_kib(f.d->pid, "VmRSS");
 	pending = written - taken / answer * REQ_SIZE;
 	fprintf(stderr,
 	    "trickle reader: wrote %zu bytes of requests, read %zu bytes "
@@ -628,7 +629,7 @@ START_TEST(test_client_partial_and_oversized)
 	struct fix f;
 
 	fix_setup(&f, "cli-partial", NULL, 604);
-	rss0 = adv_rss_kib(f.d->pid);
+	rss0 = procstat_kib(f.d->pid, "VmRSS");
 	malformed0 = stat_of(&f, "service.malformed");
 	for (unsigned i = 0; i < PARTIAL; i++) {
 		part[i] = raw_open(f.d->socket);
@@ -675,7 +676,7 @@ START_TEST(test_client_partial_and_oversized)
 	/* A 65535-byte SHUTDOWN is malformed, not a shutdown. */
 	ck_assert(harness_daemon_running(f.d));
 	well_behaved(&f);
-	rss1 = adv_rss_kib(f.d->pid);
+	rss1 = procstat_kib(f.d->pid, "VmRSS");
 	fprintf(stderr, "partial frames: %d hanging; RSS %lu -> %lu KiB\n",
 	    PARTIAL, rss0, rss1);
 	/* Every partial frame is still waiting, its connection open. */

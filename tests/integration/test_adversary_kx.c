@@ -28,6 +28,7 @@
 #include "core/identity.h"
 #include "core/kx.h"
 #include "adv.h"
+#include "procstat.h"
 #include "flood.h"
 #include "harness.h"
 #include "mesh.h"
@@ -105,7 +106,7 @@ victim_use(struct harness_daemon *v, struct victim_use *u)
 {
 	u->t_ms = harness_now_ms();
 	u->cpu_us = adv_cpu_us(v->pid);
-	u->rss_kib = adv_rss_kib(v->pid);
+	u->rss_kib = procstat_kib(v->pid, "VmRSS");
 	u->kx_in = mesh_stat(v, "core.kx_in");
 	u->kx_limited = mesh_stat(v, "core.kx_limited");
 	u->kx_bad = mesh_stat(v, "core.kx_bad");
@@ -149,7 +150,7 @@ START_TEST(test_kx_flood_legit_peer_connects)
 	/* The newcomer's link costs memory of its own: from here on, the
 	 * flood alone. */
 	harness_sleep_ms(500);
-	rss_mid = adv_rss_kib(v->pid);
+	rss_mid = procstat_kib(v->pid, "VmRSS");
 	while (harness_now_ms() - u0.t_ms < FLOOD_MS)
 		harness_sleep_ms(100);
 	sent = flood_stop(f);
@@ -240,18 +241,18 @@ START_TEST(test_kx_fresh_identities_state_capped)
 	v = adv_daemon(h,
 	    "[core]\nMAX_UNAUTH_PEERS = 4096\n"
 	    "KX_RATE = 1000000\nKX_RATE_PER_SOURCE = 1000000\n");
-	rss0 = adv_rss_kib(v->pid);
+	rss0 = procstat_kib(v->pid, "VmRSS");
 	kx = kx_batch(&v->id, 100000, N, N, false);
 	send_kx_paced(v, kx, N);
 	free(kx);
 	/* Past the cap once: the table is full. */
 	peers1 = mesh_stat(v, "core.peers_known");
-	rss1 = adv_rss_kib(v->pid);
+	rss1 = procstat_kib(v->pid, "VmRSS");
 	kx = kx_batch(&v->id, 200000, N, N, false);
 	send_kx_paced(v, kx, N);
 	free(kx);
 	peers2 = mesh_stat(v, "core.peers_known");
-	rss2 = adv_rss_kib(v->pid);
+	rss2 = procstat_kib(v->pid, "VmRSS");
 	refused = mesh_stat(v, "core.kx_refused");
 	fprintf(stderr,
 	    "kx identities: %u + %u fresh identities; peers %llu then %llu "

@@ -21,6 +21,7 @@
 #include <ferry/client.h>
 
 #include "harness.h"
+#include "procstat.h"
 
 #define BOUNDS_KIB 1024UL
 #define BOUNDS_MIB (1024UL * 1024UL)
@@ -36,38 +37,17 @@
 #define BOUNDS_ASAN 0
 #endif
 
-/* A /proc/<pid>/status field in KiB (VmRSS, VmHWM), 0 if unknown. */
-static inline unsigned long
-bounds_status_kib(pid_t pid, const char *field)
-{
-	size_t flen = strlen(field);
-	char path[64], line[256];
-	unsigned long kib = 0;
-	FILE *f;
-
-	(void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, flen) == 0 && line[flen] == ':' &&
-		    sscanf(line + flen + 1, "%lu", &kib) == 1)
-			break;
-	(void)fclose(f);
-	return kib;
-}
-
 static inline unsigned long
 bounds_rss_kib(pid_t pid)
 {
-	return bounds_status_kib(pid, "VmRSS");
+	return procstat_kib(pid, "VmRSS");
 }
 
 /* The largest RSS since the last bounds_reset_peak(). */
 static inline unsigned long
 bounds_peak_kib(pid_t pid)
 {
-	return bounds_status_kib(pid, "VmHWM");
+	return procstat_kib(pid, "VmHWM");
 }
 
 /* Makes VmHWM start again from the current RSS (proc(5), clear_refs). */

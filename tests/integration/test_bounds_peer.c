@@ -318,82 +318,72 @@ START_TEST(test_reassembly_total)
 END_TEST
 
 /*
- * REASSEMBLY_PER_PEER: one peer sends two 6 MiB messages back to back
- * over a lossy path, so the second starts while the first still waits
- * for resent fragments; with an 8 MiB budget per peer the receiver
- * refuses and counts the second's fragments and its memory stays within
- * the budget (plus the finished message it hands to its client).
+ * REASSEMBLY_PER_PEER: one peer sends 6 MiB messages back to back over a
+ * lossy path, so the next starts while the one before still waits for
+ * resent fragments; with an 8 MiB budget per peer the receiver refuses
+ * and counts the newcomer's fragments, and its memory stays within the
+ * budget (plus the finished message it hands to its client). What the
+ * budget refuses is not lost: the frame that carried it goes
+ * unacknowledged and the sender resends it, so every message arrives.
+ * (When a refusal comes depends on timing: messages are added, two
+ * outstanding at a time, until one has been seen, six at most.)
  */
 START_TEST(test_reassembly_per_peer)
 {
+	enum { MAX_MSGS = 6 };
 	const unsigned long slack_kib = 6144, msg = 6 * 1024 * 1024;
 	struct harness_daemon *d[2];
 	struct ferry_client *l;
 	struct ferry_message m;
 	struct harness *h;
 	unsigned long base, growth, allow;
-	uint64_t dropped;
+	unsigned sent = 0, got = 0;
+	uint64_t dropped, end;
 
 	ck_assert_int_eq(harness_new("bpeer", &h), 0);
 	star(h, d, 1,
 	    "[core]\nREASSEMBLY_PER_PEER = 8 MiB\nREASSEMBLY_TIMEOUT = 60 s\n",
-	    "[core]\nQUEUE_BYTES = 16 MiB\n"
+	    "[core]\nQUEUE_BYTES = 48 MiB\n"
 	    "[testing]\nENABLE = yes\nRATE = 4 MiB\nLOSS = 0.2\n");
 	l = mesh_listener(d[0]);
 	base = bounds_rss_kib(d[0]->pid);
 	bounds_reset_peak(d[0]->pid);
-	send_big(d[1], d[0], msg);
-	send_big(d[1], d[0], msg);
-	ck_assert(mesh_wait_stat(d[0], "core.reasm_dropped", 1, 30000));
-	/* The first one completes once its holes are filled. */
-	ck_assert_int_eq(ferry_receive(l, &m, 60000), 0);
-	ck_assert_uint_eq(m.len, msg);
-	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
+	/* Two messages outstanding until a refusal is seen; the client
+	 * reads all along (one that does not loses copies at CLIENT_BUFFER,
+	 * which is not what this test is about). */
+	end = harness_now_ms() + 120000;
+	while (got < sent || sent < 2) {
+		if (sent - got < 2 && sent < MAX_MSGS &&
+		    (sent < 2 || mesh_stat(d[0], "core.reasm_dropped") == 0)) {
+			send_big(d[1], d[0], msg);
+			sent++;
+			continue;
+		}
+		if (ferry_receive(l, &m, 1000) == 0) {
+			ck_assert_uint_eq(m.len, msg);
+			got++;
+		}
+		if (harness_now_ms() > end)
+			break;
+	}
 	dropped = mesh_stat(d[0], "core.reasm_dropped");
 	growth = bounds_peak_kib(d[0]->pid) - base;
 	allow = bounds_allow_kib(8 * 1024 + msg / 1024, slack_kib);
 	fprintf(stderr,
-	    "REASSEMBLY_PER_PEER 8 MiB: %llu fragments refused; RSS %lu KiB "
-	    "+ peak growth %lu KiB (allowed %lu)\n",
-	    (unsigned long long)dropped, base, growth, allow);
+	    "REASSEMBLY_PER_PEER 8 MiB, %u messages of 6 MiB at 20 %% loss: "
+	    "%u arrived, %llu fragments refused (receiver: core.reasm_done "
+	    "%llu; sender: core.frag_retx %llu, core.frames_lost %llu); RSS "
+	    "%lu KiB + peak growth %lu KiB (allowed %lu)\n",
+	    sent, got, (unsigned long long)dropped,
+	    (unsigned long long)mesh_stat(d[0], "core.reasm_done"),
+	    (unsigned long long)mesh_stat(d[1], "core.frag_retx"),
+	    (unsigned long long)mesh_stat(d[1], "core.frames_lost"), base,
+	    growth, allow);
 	ck_assert_uint_gt(dropped, 0);
+	ck_assert_uint_eq(got, sent);
 	ck_assert_msg(growth <= allow,
 	    "RSS grew by %lu KiB with REASSEMBLY_PER_PEER = 8 MiB (allowed %lu)",
 	    growth, allow);
-	ferry_client_close(l);
-	harness_free(h);
-}
-END_TEST
-
-/*
- * What the reassembly budget refuses must not be lost: the frame that
- * carried a refused fragment goes unacknowledged, so the sender resends
- * it once earlier messages free their share. Four 6 MiB messages over a
- * path losing 10 % of its units, with room for one at a time, all arrive.
- */
-START_TEST(test_reassembly_refusal_resent)
-{
-	const unsigned long msg = 6 * 1024 * 1024;
-	struct harness_daemon *d[2];
-	struct ferry_client *l;
-	struct ferry_message m;
-	struct harness *h;
-	unsigned got = 0;
-
-	ck_assert_int_eq(harness_new("bloss", &h), 0);
-	star(h, d, 1, "[core]\nREASSEMBLY_PER_PEER = 8 MiB\n",
-	    "[core]\nQUEUE_BYTES = 32 MiB\n"
-	    "[testing]\nENABLE = yes\nLOSS = 0.1\n");
-	l = mesh_listener(d[0]);
-	for (int i = 0; i < 4; i++)
-		send_big(d[1], d[0], msg);
-	while (got < 4 && ferry_receive(l, &m, 30000) == 0)
-		got++;
-	fprintf(stderr,
-	    "4 messages of 6 MiB at 10 %% loss: %u arrived, "
-	    "%llu fragments refused\n",
-	    got, (unsigned long long)mesh_stat(d[0], "core.reasm_dropped"));
-	ck_assert_uint_eq(got, 4);
 	ferry_client_close(l);
 	harness_free(h);
 }
@@ -410,7 +400,6 @@ bounds_suite(void)
 	tcase_add_test(tc, test_queue_bytes_empty_messages);
 	tcase_add_test(tc, test_reassembly_total);
 	tcase_add_test(tc, test_reassembly_per_peer);
-	tcase_add_test(tc, test_reassembly_refusal_resent);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -45,6 +45,17 @@ teardown(void)
 	h = NULL;
 }
 
+/* A name or value that does not fit is a bug of the test's sizes. */
+static void
+copy_field(char *dst, size_t size, const char *src)
+{
+	size_t len = strlen(src);
+
+	ck_assert_msg(len < size, "'%s' is longer than %zu bytes", src,
+	    size - 1);
+	memcpy(dst, src, len + 1);
+}
+
 static void
 names_add(struct names *s, const char *name, const char *value)
 {
@@ -52,8 +63,8 @@ names_add(struct names *s, const char *name, const char *value)
 		if (strcmp(s->name[i], name) == 0)
 			return;
 	ck_assert_uint_lt(s->n, NAMES_MAX);
-	(void)snprintf(s->name[s->n], sizeof(s->name[0]), "%s", name);
-	(void)snprintf(s->value[s->n], sizeof(s->value[0]), "%s",
+	copy_field(s->name[s->n], sizeof(s->name[0]), name);
+	copy_field(s->value[s->n], sizeof(s->value[0]),
 	    value != NULL ? value : "");
 	s->n++;
 }

@@ -20,6 +20,7 @@
 
 #include "harness.h"
 #include "mesh.h"
+#include "procstat.h"
 
 #define LINK_MS 20000
 
@@ -102,25 +103,6 @@ START_TEST(test_burst_shares_datagrams)
 }
 END_TEST
 
-/* Resident memory of a process in KiB, or 0. */
-static unsigned long
-rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long kib = 0;
-	FILE *f;
-
-	(void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %lu kB", &kib) == 1)
-			break;
-	(void)fclose(f);
-	return kib;
-}
-
 /* A child that sends 1000-byte messages to `to` through `from` until it
  * is killed; ferry_send blocks it whenever the daemon pushes back. */
 static pid_t
@@ -163,9 +145,9 @@ START_TEST(test_stopped_receiver_bounds_sender)
 	/* The queue fills up to its bound and the sender is held back. */
 	ck_assert(mesh_wait_stat(d[0], "service.send_blocked", 1, 10000));
 	harness_sleep_ms(1000);
-	rss1 = rss_kib(d[0]->pid);
+	rss1 = procstat_kib(d[0]->pid, "VmRSS");
 	harness_sleep_ms(3000);
-	rss2 = rss_kib(d[0]->pid);
+	rss2 = procstat_kib(d[0]->pid, "VmRSS");
 	ck_assert_uint_le(mesh_stat(d[0], "core.queue_bytes"), QUEUE + 65536);
 	ck_assert_msg(rss2 < rss1 + 8192, "RSS grew from %lu to %lu KiB",
 	    rss1, rss2);

@@ -200,24 +200,6 @@ adv_cpu_us(pid_t pid)
 	return (ut + st) * 1000000ull / (unsigned long long)tck;
 }
 
-unsigned long
-adv_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long kib = 0;
-	FILE *f;
-
-	(void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %lu kB", &kib) == 1)
-			break;
-	(void)fclose(f);
-	return kib;
-}
-
 void
 adv_kx(const struct identity *ident, const struct ferry_peer_id *to,
     uint64_t ts_us, uint8_t out[FERRY_KX_SIZE])

@@ -3,8 +3,8 @@
  * Helpers of the adversarial integration tests (tests/integration/
  * test_adversary_*.c, issue 6 "Adversarial peers"): a lone daemon to
  * attack, what a hostile wirepeer receives back, and the victim's CPU
- * time and memory from /proc. Like mesh.h, helpers that cannot go on
- * fail the Check test after dumping the daemons' logs.
+ * time from /proc (its memory: procstat.h). Like mesh.h, helpers that
+ * cannot go on fail the Check test after dumping the daemons' logs.
  */
 #ifndef FERRY_TESTS_ADV_H
 #define FERRY_TESTS_ADV_H
@@ -57,7 +57,5 @@ void adv_kx(const struct identity *ident, const struct ferry_peer_id *to,
 struct identity *adv_identity(uint64_t seed);
 /* CPU time (user + system) the process has used, in microseconds. */
 uint64_t adv_cpu_us(pid_t pid);
-/* Its resident memory in KiB, 0 if unknown. */
-unsigned long adv_rss_kib(pid_t pid);
 
 #endif /* FERRY_TESTS_ADV_H */

@@ -175,8 +175,6 @@ bool soak_msg_eligible(const struct soak *s, const struct soak_msg *m);
 /* soak_report.c */
 /* Counters summed over the daemons for the summary, NULL-terminated. */
 extern const char *const soak_watch[];
-/* Reads VmRSS of pid, in KiB; 0 if it is gone. */
-uint32_t soak_rss_kib(pid_t pid);
 /* Samples RSS and peer count of every running daemon. */
 void soak_sample_all(struct soak *s, uint64_t now_ms);
 /* Writes the CSV files and summary.txt into the output directory and

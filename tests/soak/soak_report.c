@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "procstat.h"
+
 #define SOAK_LOST_SHOWN  20 /* lost messages listed in the summary */
 #define SOAK_LINES_SHOWN 10 /* offending log lines listed */
 
@@ -58,24 +60,6 @@ const char *const soak_watch[] = {
 	NULL,
 };
 
-uint32_t
-soak_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long kib = 0;
-	FILE *f;
-
-	(void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %lu kB", &kib) == 1)
-			break;
-	(void)fclose(f);
-	return (uint32_t)kib;
-}
-
 /* One counter of a daemon, 0 if absent or it did not answer. */
 static uint64_t
 soak_stat(struct ferry_client *c, const char *name)
@@ -108,7 +92,7 @@ soak_sample_all(struct soak *s, uint64_t now_ms)
 		if (d->state == SOAK_DOWN || d->state == SOAK_STARTING ||
 		    d->hd->pid <= 0)
 			continue;
-		rss = soak_rss_kib(d->hd->pid);
+		rss = (uint32_t)procstat_kib(d->hd->pid, "VmRSS");
 		if (rss == 0)
 			continue;
 		if (soak_grow((void **)&s->samples, &s->cap_samples,
