@@ -26,17 +26,6 @@
 #define BOUNDS_KIB 1024UL
 #define BOUNDS_MIB (1024UL * 1024UL)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define BOUNDS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BOUNDS_ASAN 1
-#endif
-#endif
-#ifndef BOUNDS_ASAN
-#define BOUNDS_ASAN 0
-#endif
-
 static inline unsigned long
 bounds_rss_kib(pid_t pid)
 {
@@ -63,34 +52,6 @@ bounds_reset_peak(pid_t pid)
 		return;
 	(void)!write(fd, "5", 1);
 	(void)close(fd);
-}
-
-/*
- * What a bound may exceed the bytes a cap allows by, in KiB: allocator
- * rounding and the daemon's own working set. Under AddressSanitizer every
- * byte has shadow and redzones and the allocator keeps more, so the
- * allowance grows; the daemons also run without a quarantine there
- * (bounds_daemon_env) so that freed memory is reused as in production.
- */
-static inline unsigned long
-bounds_allow_kib(unsigned long cap_kib, unsigned long slack_kib)
-{
-	if (BOUNDS_ASAN)
-		return cap_kib * 2 + slack_kib * 3;
-	return cap_kib + slack_kib;
-}
-
-static inline void
-bounds_daemon_env(struct harness_daemon *d)
-{
-	const char *old = getenv("ASAN_OPTIONS");
-	char opts[1024];
-
-	if (!BOUNDS_ASAN)
-		return;
-	(void)snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=0",
-	    old != NULL ? old : "", old != NULL && *old != '\0' ? ":" : "");
-	(void)harness_daemon_setenv(d, "ASAN_OPTIONS", opts);
 }
 
 /*

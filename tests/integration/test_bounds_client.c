@@ -40,7 +40,7 @@ pair(struct harness *h, struct harness_daemon **d, const char *tr,
 
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
-		bounds_daemon_env(d[i]);
+		procstat_daemon_env(d[i]);
 		ck_assert_int_eq(harness_daemon_transports(d[i], tr), 0);
 		if (i == 1 && extra1 != NULL)
 			ck_assert_int_eq(harness_daemon_config(d[i], "%s",
@@ -119,7 +119,7 @@ START_TEST(test_client_buffer)
 	got = count_arrivals(l, N, 5000);
 	growth = bounds_peak_kib(d[1]->pid) - base;
 	dropped = mesh_stat(d[1], "service.recv_dropped");
-	allow = bounds_allow_kib((STUCK + 1) * buf_kib + CLIENT_IN_KIB,
+	allow = procstat_allow_kib((STUCK + 1) * buf_kib + CLIENT_IN_KIB,
 	    slack_kib);
 	fprintf(stderr,
 	    "CLIENT_BUFFER 1 MiB: %u of %u to the reader, %llu copies "
@@ -283,7 +283,7 @@ START_TEST(test_max_clients)
 
 	ck_assert_int_eq(harness_new("bmaxc", &h), 0);
 	ck_assert_int_eq(harness_daemon_new(h, &d), 0);
-	bounds_daemon_env(d);
+	procstat_daemon_env(d);
 	ck_assert_int_eq(harness_daemon_config(d,
 	                     "[service]\nMAX_CLIENTS = %d\n", MAX),
 	    0);
@@ -308,7 +308,7 @@ START_TEST(test_max_clients)
 	harness_sleep_ms(500);
 	conns = stat_of(c, "service.clients_connected");
 	growth = bounds_peak_kib(d->pid) - base;
-	allow = bounds_allow_kib(MAX * CLIENT_IN_KIB, slack_kib);
+	allow = procstat_allow_kib(MAX * CLIENT_IN_KIB, slack_kib);
 	fprintf(stderr,
 	    "MAX_CLIENTS %d: %d of %d connections took a partial frame, "
 	    "%llu connected, accept paused %llu times; RSS %lu KiB + peak "
@@ -353,7 +353,7 @@ START_TEST(test_client_half_sent_messages)
 
 	ck_assert_int_eq(harness_new("bchunk", &h), 0);
 	ck_assert_int_eq(harness_daemon_new(h, &d), 0);
-	bounds_daemon_env(d);
+	procstat_daemon_env(d);
 	ck_assert_int_eq(harness_daemon_config(d,
 	                     "[service]\nCLIENT_BUFFER = 256 KiB\n"),
 	    0);
@@ -371,7 +371,7 @@ START_TEST(test_client_half_sent_messages)
 	}
 	harness_sleep_ms(500);
 	growth = bounds_peak_kib(d->pid) - base;
-	allow = bounds_allow_kib(K * (FERRY_APP_MSG_MAX / 1024 * 3 / 2 +
+	allow = procstat_allow_kib(K * (FERRY_APP_MSG_MAX / 1024 * 3 / 2 +
 		CLIENT_IN_KIB), slack_kib);
 	fprintf(stderr,
 	    "%d clients 7.5 MiB into a message each: RSS %lu KiB + peak "

@@ -44,7 +44,7 @@ pair(struct harness *h, struct harness_daemon **d, const char *extra0,
 		const char *extra = i == 0 ? extra0 : extra1;
 
 		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
-		bounds_daemon_env(d[i]);
+		procstat_daemon_env(d[i]);
 		ck_assert_int_eq(harness_daemon_transports(d[i], "udp"), 0);
 		if (extra != NULL)
 			ck_assert_int_eq(harness_daemon_config(d[i], "%s",
@@ -163,7 +163,7 @@ START_TEST(test_queue_bytes)
 
 	push_at_stopped("[core]\nQUEUE_BYTES = 1 MiB\n", 1, &small);
 	allow =
-	    bounds_allow_kib(1024 + in_flight_kib + SENDERS * CLIENT_HOLD_KIB,
+	    procstat_allow_kib(1024 + in_flight_kib + SENDERS * CLIENT_HOLD_KIB,
 	        slack_kib);
 	fprintf(stderr,
 	    "QUEUE_BYTES 1 MiB: RSS %lu KiB + peak growth %lu KiB (allowed "
@@ -187,7 +187,7 @@ START_TEST(test_queue_bytes)
 	ck_assert_uint_ge(large.queue, 24 * 1024 * 1024);
 	ck_assert_uint_ge(large.growth_kib, small.growth_kib + 16 * 1024);
 	ck_assert_uint_le(large.growth_kib,
-	    bounds_allow_kib(32 * 1024 + in_flight_kib +
+	    procstat_allow_kib(32 * 1024 + in_flight_kib +
 	            SENDERS * CLIENT_HOLD_KIB,
 	        slack_kib));
 }
@@ -205,7 +205,7 @@ START_TEST(test_queue_bytes_empty_messages)
 	struct push p;
 
 	push_at_stopped("[core]\nQUEUE_BYTES = 1 MiB\n", 0, &p);
-	allow = bounds_allow_kib(2 * 1024, slack_kib);
+	allow = procstat_allow_kib(2 * 1024, slack_kib);
 	fprintf(stderr,
 	    "QUEUE_BYTES 1 MiB, empty messages: RSS %lu KiB + peak growth "
 	    "%lu KiB (allowed %lu); queue %llu bytes, refused %llu times\n",
@@ -238,7 +238,7 @@ star(struct harness *h, struct harness_daemon **d, size_t n,
 	char *uri;
 
 	ck_assert_int_eq(harness_daemon_new(h, &d[0]), 0);
-	bounds_daemon_env(d[0]);
+	procstat_daemon_env(d[0]);
 	ck_assert_int_eq(harness_daemon_transports(d[0], "udp"), 0);
 	ck_assert_int_eq(harness_daemon_config(d[0], "%s", recv_cfg), 0);
 	ck_assert_int_eq(harness_daemon_start_ready(d[0]), 0);
@@ -298,7 +298,7 @@ START_TEST(test_reassembly_total)
 	dropped = mesh_stat(d[0], "core.reasm_dropped");
 	frags = mesh_stat(d[0], "core.frag_in");
 	growth = bounds_peak_kib(d[0]->pid) - base;
-	allow = bounds_allow_kib(16 * 1024, slack_kib);
+	allow = procstat_allow_kib(16 * 1024, slack_kib);
 	fprintf(stderr,
 	    "REASSEMBLY_TOTAL 16 MiB: %llu fragments in, %llu refused; RSS "
 	    "%lu KiB + peak growth %lu KiB (allowed %lu)\n",
@@ -368,7 +368,7 @@ START_TEST(test_reassembly_per_peer)
 	}
 	dropped = mesh_stat(d[0], "core.reasm_dropped");
 	growth = bounds_peak_kib(d[0]->pid) - base;
-	allow = bounds_allow_kib(8 * 1024 + msg / 1024, slack_kib);
+	allow = procstat_allow_kib(8 * 1024 + msg / 1024, slack_kib);
 	fprintf(stderr,
 	    "REASSEMBLY_PER_PEER 8 MiB, %u messages of 6 MiB at 20 %% loss: "
 	    "%u arrived, %llu fragments refused (receiver: core.reasm_done "

@@ -39,7 +39,7 @@ lone_conf(struct harness *h, const char *tr, const char *conf)
 	struct harness_daemon *d;
 
 	ck_assert_int_eq(harness_daemon_new(h, &d), 0);
-	bounds_daemon_env(d);
+	procstat_daemon_env(d);
 	ck_assert_int_eq(harness_daemon_transports(d, tr), 0);
 	ck_assert_int_eq(harness_daemon_config(d, "%s", conf), 0);
 	ck_assert_int_eq(harness_daemon_start_ready(d), 0);
@@ -145,7 +145,7 @@ START_TEST(test_udp_max_sessions)
 	udp_sessions(MAX, N, &capped);
 	ck_assert_uint_le(capped.live, MAX);
 	ck_assert_uint_ge(capped.counted, N - N / 20 - MAX);
-	ck_assert_uint_le(capped.growth_kib, bounds_allow_kib(MAX, slack_kib));
+	ck_assert_uint_le(capped.growth_kib, procstat_allow_kib(MAX, slack_kib));
 	udp_sessions(1048576, N, &open);
 	ck_assert_uint_ge(open.live, N - N / 20);
 	fprintf(stderr, "a UDP session costs about %.0f bytes\n",
@@ -281,7 +281,7 @@ START_TEST(test_max_unauth_peers)
 	ck_assert_uint_eq(open.evicted, 0);
 	ck_assert_uint_le(budget.live, PINGS);
 	ck_assert_uint_le(capped.growth_kib,
-	    bounds_allow_kib((unsigned long)(MAX * per_peer) + 1, slack_kib));
+	    procstat_allow_kib((unsigned long)(MAX * per_peer) + 1, slack_kib));
 	ck_assert_uint_ge(open.growth_kib, capped.growth_kib + N / 4);
 }
 END_TEST
@@ -436,7 +436,7 @@ START_TEST(test_tcp_max_connections)
 	ck_assert_uint_le(capped.live, MAX);
 	ck_assert_uint_ge(capped.counted, N / 2);
 	ck_assert_uint_le(capped.growth_kib,
-	    bounds_allow_kib(MAX * HELD_KIB, slack_kib));
+	    procstat_allow_kib(MAX * HELD_KIB, slack_kib));
 	tcp_connections(N, N, &open);
 	ck_assert_uint_ge(open.live, N - N / 10);
 	ck_assert_uint_ge(open.growth_kib, capped.growth_kib + N * 32);

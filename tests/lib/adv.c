@@ -20,6 +20,7 @@
 #include "core/kx.h"
 #include "core/pingpong.h"
 #include "core/rx.h"
+#include "procstat.h"
 #include "wirepeer.h"
 
 struct harness_daemon *
@@ -28,6 +29,7 @@ adv_daemon(struct harness *h, const char *extra)
 	struct harness_daemon *d;
 
 	ck_assert_int_eq(harness_daemon_new(h, &d), 0);
+	procstat_daemon_env(d);
 	ck_assert_int_eq(harness_daemon_transports(d, "udp"), 0);
 	if (extra != NULL)
 		ck_assert_int_eq(harness_daemon_config(d, "%s\n", extra), 0);

@@ -3,7 +3,21 @@
 #include "procstat.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "harness.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PROCSTAT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PROCSTAT_ASAN 1
+#endif
+#endif
+#ifndef PROCSTAT_ASAN
+#define PROCSTAT_ASAN 0
+#endif
 
 unsigned long
 procstat_kib(pid_t pid, const char *field)
@@ -23,4 +37,31 @@ procstat_kib(pid_t pid, const char *field)
 			break;
 	(void)fclose(f);
 	return kib;
+}
+
+bool
+procstat_asan(void)
+{
+	return PROCSTAT_ASAN;
+}
+
+unsigned long
+procstat_allow_kib(unsigned long cap_kib, unsigned long slack_kib)
+{
+	if (PROCSTAT_ASAN)
+		return cap_kib * 2 + slack_kib * 3;
+	return cap_kib + slack_kib;
+}
+
+void
+procstat_daemon_env(struct harness_daemon *d)
+{
+	const char *old = getenv("ASAN_OPTIONS");
+	char opts[1024];
+
+	if (!PROCSTAT_ASAN)
+		return;
+	(void)snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=0",
+	    old != NULL ? old : "", old != NULL && *old != '\0' ? ":" : "");
+	(void)harness_daemon_setenv(d, "ASAN_OPTIONS", opts);
 }
