@@ -228,8 +228,8 @@ rx_enc(struct core *core, struct transport *t,
 		(*core->ctr.msg_bad)++;
 		peer_log(p, FERRY_LOG_INFO, "malformed frame contents");
 	}
-	if (!p->dying && pa != NULL && !core->rx_refused)
-		tx_on_frame(p, pa, ctr, eliciting);
+	if (!p->dying && !core->rx_refused)
+		tx_on_frame(p, t, ctr, eliciting);
 }
 
 static void

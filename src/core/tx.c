@@ -81,13 +81,13 @@ tx_peer_done(struct peer *p)
 	p->flush_ev = p->timer_ev = NULL;
 }
 
-/* How long an ACK for a frame over pa may wait for company: over mail an
+/* How long an ACK for a frame over t may wait for company: over mail an
  * ACK is a mail, so it waits long enough to cover many frames or to ride
  * along with data. */
 static uint64_t
-tx_ack_delay(const struct path *pa)
+tx_ack_delay(const struct transport *t)
 {
-	return (pa->t->api->caps & FERRY_TCAP_HIGH_LATENCY)
+	return (t->api->caps & FERRY_TCAP_HIGH_LATENCY)
 	    ? CC_MAX_ACK_DELAY_SLOW_US
 	    : CC_MAX_ACK_DELAY_US;
 }
@@ -426,7 +426,7 @@ tx_path_changed(struct peer *p)
 	 * new path has its own capacity: its window starts afresh. */
 	inflight_lose_all(&p->fl, tx_settled, p);
 	cc_init(&p->cc, p->core->cc.initial_window, mtu, p->cc.peer_rwnd,
-	    tx_ack_delay(pa));
+	    tx_ack_delay(pa->t));
 	tx_schedule(p);
 }
 
@@ -459,12 +459,13 @@ tx_on_ack(struct peer *p, const uint8_t *msg, size_t len)
 }
 
 void
-tx_on_frame(struct peer *p, struct path *pa, uint64_t counter, bool eliciting)
+tx_on_frame(struct peer *p, const struct transport *t, uint64_t counter,
+    bool eliciting)
 {
-	if (pa == NULL || !path_unreliable(pa))
+	if (t->api->caps & FERRY_TCAP_RELIABLE)
 		return;
 	acktrack_on_frame(&p->acks, counter, eliciting, time_mono_us(),
-	    tx_ack_delay(pa));
+	    tx_ack_delay(t));
 	if (acktrack_pending(&p->acks)) {
 		if (p->acks.deadline_us <= time_mono_us())
 			tx_schedule(p);

@@ -16,6 +16,7 @@
 
 struct path;
 struct peer;
+struct transport;
 
 /* Creates the peer's events and congestion state. 0 or -ENOMEM. */
 int tx_peer_init(struct peer *p);
@@ -36,9 +37,10 @@ void tx_link_up(struct peer *p);
 void tx_path_changed(struct peer *p);
 /* An ACK message arrived from p. */
 void tx_on_ack(struct peer *p, const uint8_t *msg, size_t len);
-/* A frame arrived over pa; counter as decrypted. Schedules our ACK if
- * the transport is unreliable. */
-void tx_on_frame(struct peer *p, struct path *pa, uint64_t counter,
+/* A frame arrived over transport t; counter as decrypted. Schedules our
+ * ACK if t is unreliable, whether or not the frame came on a path (mail
+ * comes without a session: its ACK goes back over the best path). */
+void tx_on_frame(struct peer *p, const struct transport *t, uint64_t counter,
     bool eliciting);
 /* Keepalives and link timeouts, from the maintenance tick. */
 void tx_peer_tick(struct peer *p, uint64_t now_us);

@@ -211,23 +211,18 @@ bench_sees(const struct harness_daemon *d, const struct ferry_peer_id *peer)
 	return found;
 }
 
-static int
-bench_pair_link(struct bench_pair *p, const char *extra)
+int
+bench_pair_link(struct harness *h, struct harness_daemon *d[2],
+    bench_config_fn *fn, void *cls, unsigned link_ms)
 {
-	struct harness_daemon **d = p->d;
 	uint64_t end;
 	char *uri = NULL;
 	int r;
 
 	for (int i = 0; i < 2; i++) {
-		r = harness_daemon_new(p->h, &d[i]);
+		r = harness_daemon_new(h, &d[i]);
 		if (r == 0)
-			r = harness_daemon_transports(d[i], p->transport);
-		if (r == 0 && extra != NULL)
-			r = harness_daemon_config(d[i], "%s\n", extra);
-		if (r == 0 && bench_extra_cfg != NULL)
-			r = harness_daemon_config(d[i], "%s\n",
-			    bench_extra_cfg);
+			r = fn(d[i], i, cls);
 		if (r == 0 && i == 1)
 			r = harness_daemon_config(d[i],
 			    "[core]\nBOOTSTRAP = %s\n", uri);
@@ -248,13 +243,33 @@ bench_pair_link(struct bench_pair *p, const char *extra)
 	free(uri);
 	if (r < 0)
 		return r;
-	end = harness_now_ms() + BENCH_LINK_MS;
+	end = harness_now_ms() + link_ms;
 	while (!bench_sees(d[0], &d[1]->id) || !bench_sees(d[1], &d[0]->id)) {
 		if (harness_now_ms() > end)
 			return -ETIMEDOUT;
 		harness_sleep_ms(20);
 	}
 	return 0;
+}
+
+/* What both daemons of a bench_pair run with, besides the -c file. */
+struct bench_pair_cfg {
+	const char *transport;
+	const char *extra; /* may be NULL */
+};
+
+static int
+bench_pair_config(struct harness_daemon *d, int side, void *cls)
+{
+	const struct bench_pair_cfg *cfg = cls;
+	int r = harness_daemon_transports(d, cfg->transport);
+
+	(void)side;
+	if (r == 0 && cfg->extra != NULL)
+		r = harness_daemon_config(d, "%s\n", cfg->extra);
+	if (r == 0 && bench_extra_cfg != NULL)
+		r = harness_daemon_config(d, "%s\n", bench_extra_cfg);
+	return r;
 }
 
 int
@@ -268,7 +283,8 @@ bench_pair_start(struct bench_pair *p, const char *name, const char *transport,
 	r = harness_new(name, &p->h);
 	if (r < 0)
 		return r;
-	r = bench_pair_link(p, extra);
+	r = bench_pair_link(p->h, p->d, bench_pair_config,
+	    &(struct bench_pair_cfg){ p->transport, extra }, BENCH_LINK_MS);
 	if (r < 0) {
 		fprintf(stderr, "bench: %s pair did not link: %s\n", transport,
 		    strerror(-r));

@@ -84,6 +84,16 @@ int bench_pair_start(struct bench_pair *p, const char *name,
     const char *transport, const char *extra);
 /* Stops both daemons and removes their directories. */
 void bench_pair_free(struct bench_pair *p);
+/* Writes the configuration of daemon side (0: A) before it starts. 0 or
+ * a negative errno. */
+typedef int bench_config_fn(struct harness_daemon *d, int side, void *cls);
+/* How bench_pair_start links its pair, for pairs configured otherwise
+ * (bench_smtp's, a user's mailbox each): makes d[0] and d[1] in h,
+ * configured by fn, starts them, B bootstrapping from A's HELO, and
+ * waits up to link_ms until each sees the other. 0 or a negative errno
+ * (logs not dumped). */
+int bench_pair_link(struct harness *h, struct harness_daemon *d[2],
+    bench_config_fn *fn, void *cls, unsigned link_ms);
 /* Places side A's daemon on CPU 0 and side B's on CPU 1 (or both
  * anywhere). 0 or a negative errno. */
 int bench_pair_place(struct bench_pair *p, enum bench_place place);

@@ -148,7 +148,7 @@ lat_transfer(const struct bench_pair *p, enum lat_mode mode, unsigned rtt_ms,
 	memset(&c0, 0, sizeof(c0));
 	c1 = c0;
 	r = flow_new(p->d[1], BENCH_CPU_ANY, size, count, 30000 + 50 * rtt_ms,
-	    &f);
+	    FLOW_MAX_NS, &f);
 	if (r == 0)
 		r = bench_client(p->d[0], false, &c);
 	if (r == 0)

@@ -119,25 +119,6 @@ tp_opt(int opt, const char *arg, void *cls)
 	}
 }
 
-/* Samples a received-over-time curve from arrival times. */
-static void
-tp_series(struct tp_run *run, const uint64_t *arrival, uint64_t received,
-    uint64_t count, uint64_t start_ns)
-{
-	for (unsigned k = 0; k <= TP_SERIES; k++) {
-		uint64_t i = received * k / TP_SERIES;
-
-		if (arrival == NULL || received == 0) {
-			run->series[k][0] = NAN;
-			continue;
-		}
-		if (i >= received)
-			i = received - 1;
-		run->series[k][0] = (double)(arrival[i] - start_ns) / 1e6;
-		run->series[k][1] = (double)(i + 1) / (double)count;
-	}
-}
-
 static void
 tp_fill(struct tp_run *run, uint64_t count, uint64_t received, uint64_t bytes,
     uint64_t start_ns, uint64_t send_end_ns, uint64_t last_ns)
@@ -216,7 +197,7 @@ tp_ferry(struct tp_ctx *x, int place, int t, unsigned size, uint64_t count,
 	memset(&a0, 0, sizeof(a0));
 	a1 = b0 = b1 = a0;
 	r = flow_new(p->d[1], bench_side_cpu(place, 1), size, count,
-	    x->to.drain_ms, &f);
+	    x->to.drain_ms, FLOW_MAX_NS, &f);
 	if (r == 0)
 		r = bench_client(p->d[0], false, &c);
 	if (r == 0)
@@ -242,7 +223,8 @@ tp_ferry(struct tp_ctx *x, int place, int t, unsigned size, uint64_t count,
 
 		tp_fill(run, count, fr.received, fr.bytes, fr.start_ns,
 		    fr.send_end_ns, fr.last_ns);
-		tp_series(run, fr.arrival_ns, fr.received, count, fr.start_ns);
+		flow_series(fr.arrival_ns, fr.received, count, fr.start_ns,
+		    TP_SERIES, run->series);
 		(void)snprintf(name, sizeof(name), "%s.units_out", tp_tname[t]);
 		msgs = bench_counter_delta(&a0, &a1, "core.msg_out") +
 		    bench_counter_delta(&a0, &a1, "core.frag_out");
@@ -316,8 +298,8 @@ tp_size(struct tp_ctx *x, int place, unsigned si, unsigned rep,
 		if (raw_udp || k == TP_RAW_TCP) {
 			tp_fill(run, count, rf.received, rf.bytes, rf.start_ns,
 			    rf.send_end_ns, rf.last_ns);
-			tp_series(run, raw_udp ? arrival : NULL, rf.received,
-			    count, rf.start_ns);
+			flow_series(raw_udp ? arrival : NULL, rf.received,
+			    count, rf.start_ns, TP_SERIES, run->series);
 		}
 		x->done[place][slot][k] = true;
 		tp_log_run(x, place, what, tp_kind_name[k], size, count, rep,

@@ -3,14 +3,12 @@
 #include "flow.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-
-/* Hard limit on a receiver's life, whatever happens. */
-#define FLOW_MAX_NS (900ull * 1000000000u)
 
 /* Shared between sender and receiver; arrival[] and seen[] follow. */
 struct flow_shared {
@@ -33,6 +31,7 @@ struct flow {
 	uint64_t *arrival; /* count entries, in the shared mapping */
 	uint8_t *seen;     /* count bits, likewise */
 	size_t map_len;
+	uint8_t *buf; /* the sender's message */
 };
 
 static void
@@ -58,7 +57,7 @@ flow_note(struct flow *f, const struct ferry_message *m, uint64_t now)
 
 static _Noreturn void
 flow_receiver(struct flow *f, const struct harness_daemon *d, int cpu,
-    unsigned drain_ms)
+    unsigned drain_ms, uint64_t max_ns)
 {
 	struct flow_shared *sh = f->sh;
 	uint64_t born = bench_now_ns();
@@ -67,7 +66,8 @@ flow_receiver(struct flow *f, const struct harness_daemon *d, int cpu,
 	int r;
 
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	(void)bench_pin(0, cpu);
+	if (cpu != FLOW_CPU_KEEP)
+		(void)bench_pin(0, cpu);
 	r = bench_client(d, true, &c);
 	if (r < 0) {
 		sh->failed = -r;
@@ -89,7 +89,7 @@ flow_receiver(struct flow *f, const struct harness_daemon *d, int cpu,
 		}
 		if ((sh->send_end_ns != 0 &&
 		        now > sh->send_end_ns + drain_ms * 1000000ull) ||
-		    now - born > FLOW_MAX_NS)
+		    now - born > max_ns)
 			break;
 	}
 	ferry_client_close(c);
@@ -99,7 +99,7 @@ flow_receiver(struct flow *f, const struct harness_daemon *d, int cpu,
 
 int
 flow_new(const struct harness_daemon *d, int cpu, size_t size, uint64_t count,
-    unsigned drain_ms, struct flow **ret)
+    unsigned drain_ms, uint64_t max_ns, struct flow **ret)
 {
 	struct flow *f = calloc(1, sizeof(*f));
 	uint8_t *p;
@@ -109,8 +109,10 @@ flow_new(const struct harness_daemon *d, int cpu, size_t size, uint64_t count,
 	f->size = size;
 	f->count = count;
 	f->map_len = sizeof(*f->sh) + count * sizeof(uint64_t) + count / 8 + 1;
-	p = bench_shared(f->map_len);
+	f->buf = calloc(1, size > 4 ? size : 4);
+	p = f->buf != NULL ? bench_shared(f->map_len) : NULL;
 	if (p == NULL) {
+		free(f->buf);
 		free(f);
 		return -ENOMEM;
 	}
@@ -120,7 +122,7 @@ flow_new(const struct harness_daemon *d, int cpu, size_t size, uint64_t count,
 	(void)fflush(NULL);
 	f->pid = fork();
 	if (f->pid == 0)
-		flow_receiver(f, d, cpu, drain_ms);
+		flow_receiver(f, d, cpu, drain_ms, max_ns);
 	if (f->pid < 0) {
 		int r = -errno;
 
@@ -143,23 +145,50 @@ int
 flow_run(struct flow *f, struct ferry_client *c,
     const struct ferry_peer_id *peer, struct flow_result *ret)
 {
-	uint8_t *buf = calloc(1, f->size > 4 ? f->size : 4);
+	int r = flow_send(f, c, peer, 0, ret);
+	int w = flow_wait(f, ret);
+
+	return r != 0 ? r : w;
+}
+
+int
+flow_send(struct flow *f, struct ferry_client *c,
+    const struct ferry_peer_id *peer, uint64_t deadline_ns,
+    struct flow_result *ret)
+{
+	uint32_t i;
 	int r = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	if (buf == NULL)
-		return -ENOMEM;
 	ret->count = f->count;
 	ret->start_ns = bench_now_ns();
-	for (uint32_t i = 0; r == 0 && i < f->count; i++) {
-		memcpy(buf, &i, f->size < 4 ? f->size : 4);
-		r = ferry_send(c, peer, BENCH_APP_TYPE, buf, f->size);
+	for (i = 0; i < f->count; i++) {
+		if (deadline_ns != 0 && bench_now_ns() > deadline_ns) {
+			ret->cut = true;
+			break;
+		}
+		memcpy(f->buf, &i, f->size < 4 ? f->size : 4);
+		r = ferry_send(c, peer, BENCH_APP_TYPE, f->buf, f->size);
+		if (r != 0)
+			break;
 	}
+	ret->sent = i;
 	if (r == 0)
 		r = ferry_flush(c);
+	if (r == -ETIMEDOUT && deadline_ns != 0) {
+		ret->cut = true;
+		r = 0;
+	}
 	ret->send_end_ns = f->sh->send_end_ns = bench_now_ns();
-	free(buf);
-	if (bench_wait_child(f->pid) < 0 && r == 0)
+	return r;
+}
+
+int
+flow_wait(struct flow *f, struct flow_result *ret)
+{
+	int r = 0;
+
+	if (bench_wait_child(f->pid) < 0)
 		r = f->sh->failed ? -f->sh->failed : -ECHILD;
 	f->pid = 0;
 	ret->received = f->sh->received;
@@ -182,5 +211,24 @@ flow_free(struct flow *f)
 		(void)bench_wait_child(f->pid);
 	}
 	bench_shared_free(f->sh, f->map_len);
+	free(f->buf);
 	free(f);
+}
+
+void
+flow_series(const uint64_t *arrival_ns, uint64_t received, uint64_t count,
+    uint64_t start_ns, unsigned points, double (*ret)[2])
+{
+	for (unsigned k = 0; k <= points; k++) {
+		uint64_t i = received * k / points;
+
+		if (arrival_ns == NULL || received == 0) {
+			ret[k][0] = NAN;
+			continue;
+		}
+		if (i >= received)
+			i = received - 1;
+		ret[k][0] = (double)(arrival_ns[i] - start_ns) / 1e6;
+		ret[k][1] = (double)(i + 1) / (double)count;
+	}
 }

@@ -1,26 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# ferry's messaging benchmarks (issue 4; tests/bench/README): builds a
+# ferry's benchmarks (issues 4 and 5; tests/bench/README): builds a
 # Release tree if needed, runs bench_rtt, bench_throughput and
-# bench_latency, and draws their PNG plots with gnuplot, all into one
-# output directory.
+# bench_latency (and bench_smtp when asked), and draws their PNG plots
+# with gnuplot, all into one output directory.
 #
 # Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
-#                           [-s rtt,throughput,latency]
+#                           [-s rtt,throughput,latency,smtp] [--smtp]
 #   -q   quick smoke run (small counts, 1-2 repetitions; about a minute)
 #   -r   repetitions of every measurement (default: each program's own,
 #        5 for rtt and throughput, 3 new links per point for latency)
 #   -o   output directory (default ./bench-out)
 #   -b   build directory (default <source>/build-bench, configured with
 #        -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRY_BENCH=ON)
-#   -s   which benchmarks to run (default all three)
+#   -s   which benchmarks to run (default rtt,throughput,latency)
+#   --smtp  add the SMTP benchmark (bench_smtp, issue 5) to them. Not in
+#        the default set: it needs root, installs and starts Postfix and
+#        procmail through tests/mta/setup-mta.sh, makes test users, and
+#        takes 10-60 minutes. "-s smtp" runs it alone.
 # Environment: FERRY_BENCH_QUIET_WAIT (seconds to wait for a quiet machine
 #   before each benchmark, default 60; 0 skips), FERRY_BENCH_NICE (nice
 #   value of the benchmarks, default -20 as root, else 0: on a shared
 #   machine the benchmarked processes then win over background work),
 #   FERRY_BENCH_ARGS (more options for every program, e.g. "-p on" or
-#   "-c extra.conf"), FERRY_BENCH_NO_INSTALL=1 (never run
+#   "-c extra.conf"), FERRY_BENCH_SMTP_ARGS (more options for bench_smtp
+#   only, e.g. "-f fig8 -I maildir,fifo"), FERRY_BENCH_NO_INSTALL=1 (never run
 #   .ci/install-deps.sh for a missing gnuplot).
 #
 # gnuplot comes from Debian's gnuplot-nox, which .ci/install-deps.sh
@@ -35,6 +40,17 @@ out=bench-out
 quick=()
 reps=()
 which=rtt,throughput,latency
+
+# --smtp (a long option getopts does not know): add smtp to the set.
+args=()
+for a in "$@"; do
+    if [ "$a" = --smtp ]; then
+        add_smtp=1
+    else
+        args+=("$a")
+    fi
+done
+set -- ${args[@]+"${args[@]}"}
 
 while getopts "qr:o:b:s:h" opt; do
     case $opt in
@@ -51,7 +67,9 @@ while getopts "qr:o:b:s:h" opt; do
     esac
 done
 shift $((OPTIND - 1))
+[ -n "${add_smtp:-}" ] && which=$which,smtp
 read -r -a extra <<<"${FERRY_BENCH_ARGS:-}"
+read -r -a smtp_extra <<<"${FERRY_BENCH_SMTP_ARGS:-}"
 quiet_wait=${FERRY_BENCH_QUIET_WAIT:-60}
 if [ "$(id -u)" -eq 0 ]; then
     nice_level=${FERRY_BENCH_NICE:--20}
@@ -143,10 +161,26 @@ esac
 case ",$which," in *,latency,*)
     run bench_latency "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
+case ",$which," in *,smtp,*)
+    if [ "$(id -u)" -ne 0 ]; then
+        log "bench_smtp needs root (Postfix, test users): skipped"
+    elif [ ! -x "$bin/bench_smtp" ]; then
+        log "bench_smtp was not built (no SMTP transport?): skipped"
+    else
+        {
+            echo "postfix: $(postconf -h mail_version 2>/dev/null || echo ?)," \
+                "procmail: $(procmail -v 2>&1 | sed -n '1s/^procmail v//p')," \
+                "spool: $(df -T /var/spool/postfix 2>/dev/null | awk 'NR == 2 { print $2 " on " $1 }')"
+        } >>"$out/machine.txt"
+        run bench_smtp "${quick[@]}" "${reps[@]}" "${extra[@]}" \
+            ${smtp_extra[@]+"${smtp_extra[@]}"} || status=1
+    fi
+    ;;
+esac
 
 # --- plots -----------------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
-    for p in rtt throughput latency; do
+    for p in rtt throughput latency smtp; do
         case ",$which," in *,$p,*)
             gnuplot -e "dir='$out'" "$src/tests/bench/plot_$p.gp" || status=1 ;;
         esac

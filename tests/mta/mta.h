@@ -44,7 +44,7 @@ struct mta_user {
 /* Runs argv (argv[0] a path), feeding it in (NULL: nothing) and keeping
  * up to size - 1 bytes of its standard output in out (may be NULL).
  * Returns the exit status, or -1 if it could not run. */
-static int
+static inline int
 mta_run(char *const argv[], const char *in, char *out, size_t size)
 {
 	int to[2], from[2], status;
@@ -91,7 +91,7 @@ mta_run(char *const argv[], const char *in, char *out, size_t size)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static const char *
+static inline const char *
 mta_script(void)
 {
 	static char path[512];
@@ -106,7 +106,7 @@ static int mta_state = -1; /* -1 not tried, else setup-mta.sh's status */
 /* Takes the fixture's lock for the rest of this process (its forked
  * tests share it): test programs of other build trees use the same users
  * and Postfix log, and ctest's RESOURCE_LOCK only orders one ctest run. */
-static void
+static inline void
 mta_lock(void)
 {
 	const char *dir = getenv("FERRY_MTA_DIR");
@@ -128,7 +128,7 @@ mta_lock(void)
 /* Runs setup-mta.sh unless that was done, and takes the fixture's lock:
  * call it in main(), before Check forks the tests, so that this happens
  * once per program. */
-static int
+static inline int
 mta_prepare(void)
 {
 	char *argv[] = { (char *)mta_script(), (char *)"setup", NULL };
@@ -144,7 +144,7 @@ mta_prepare(void)
 /* True if the tests can use the MTA; false (after saying why) if they
  * must skip. Fails the test if the fixture is broken, or cannot run
  * while FERRY_REQUIRE_MTA=1. */
-static bool
+static inline bool
 mta_available(void)
 {
 	const char *req = getenv("FERRY_REQUIRE_MTA");
@@ -161,7 +161,7 @@ mta_available(void)
 }
 
 /* This run's tag: different in every run of every test program. */
-static const char *
+static inline const char *
 mta_tag(void)
 {
 	static char tag[48];
@@ -173,7 +173,7 @@ mta_tag(void)
 }
 
 /* (Re)makes user name with an empty inbox of the given kind. */
-static void
+static inline void
 mta_user(struct mta_user *u, const char *name, bool fifo)
 {
 	char *argv[] = { (char *)mta_script(), (char *)"user", (char *)name,
@@ -197,7 +197,7 @@ mta_user(struct mta_user *u, const char *name, bool fifo)
 
 /* Hands text (a whole mail, LF line ends) to Postfix for rcpt with an
  * empty envelope sender. */
-static void
+static inline void
 mta_inject(const char *rcpt, const char *text)
 {
 	char *argv[] = { (char *)MTA_SENDMAIL, (char *)"-i", (char *)"-f",
@@ -207,15 +207,18 @@ mta_inject(const char *rcpt, const char *text)
 }
 
 /* Files in dir/sub ("new" or "cur") of a Maildir. */
-static size_t
+static inline size_t
 mta_maildir_count(const char *maildir, const char *sub)
 {
 	char path[512];
 	struct dirent *de;
 	size_t n = 0;
 	DIR *d;
+	int len;
 
-	(void)snprintf(path, sizeof(path), "%s/%s", maildir, sub);
+	len = snprintf(path, sizeof(path), "%s/%s", maildir, sub);
+	ck_assert_msg(len > 0 && (size_t)len < sizeof(path),
+	    "Maildir path too long: %s", maildir);
 	d = opendir(path);
 	ck_assert_msg(d != NULL, "opendir %s: %s", path, strerror(errno));
 	while ((de = readdir(d)) != NULL)
@@ -225,7 +228,7 @@ mta_maildir_count(const char *maildir, const char *sub)
 }
 
 /* Where Postfix's log ends now, for mta_log_count. */
-static long
+static inline long
 mta_log_mark(void)
 {
 	FILE *f = fopen(MTA_LOG, "r");
@@ -241,7 +244,7 @@ mta_log_mark(void)
 
 /* Lines of Postfix's log after mark that contain both a and b (b may be
  * NULL). */
-static size_t
+static inline size_t
 mta_log_count(long mark, const char *a, const char *b)
 {
 	FILE *f = fopen(MTA_LOG, "r");
