@@ -270,24 +270,32 @@ client_flush_later(struct client *c)
 	c->writing = true;
 }
 
-/* A pipelining client whose replies fill our buffer and then drain
- * at once would otherwise wait on a write event that never comes, with
- * its requests unread in c->in. */
+/*
+ * Goes on for as long as the output drains completely: a pipelining
+ * client's requests may all be in c->in already, and once the output is
+ * empty neither a write nor a read event will come for them. Progress is
+ * a request handled or a full output written out; the second is the case
+ * of a write event after a short write had left the output over
+ * CLIENT_BUFFER, when no request could be handled before the flush.
+ */
 int
 client_work(struct client *c)
 {
+	bool progress;
 	size_t before;
 	int r;
 
 	do {
 		before = buf_size(&c->in);
+		progress = client_out_full(c);
 		r = client_process(c);
 		if (r == 0)
 			r = client_flush(c);
 		if (r < 0)
 			return r;
-	} while (buf_size(&c->in) < before && buf_size(&c->out) == 0 &&
-	    !c->blocked && !c->shutdown_requested);
+		progress = progress || buf_size(&c->in) < before;
+	} while (progress && buf_size(&c->out) == 0 && !c->blocked &&
+	    !c->shutdown_requested);
 	return 0;
 }
 
