@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/ack.h"
 #include "core/core_int.h"
 #include "core/kx.h"
 #include "core/link.h"
@@ -191,11 +192,15 @@ handshake_on_kx(struct core *core, struct transport *t,
 	p->want_link = true;
 	handshake_note_path(p, t, mp);
 	if (bits & LINK_KX_RESET) {
-		/* A new session of the peer numbers its messages afresh:
-		 * nothing half-received from the old one may mix in. */
+		/* A new session of the peer numbers its messages and its
+		 * frames afresh: nothing half-received from the old one may
+		 * mix in, and the old session's ACK ranges must go, or its
+		 * high counters make the new ones look older than the ACK
+		 * history and nothing of the new session is acknowledged. */
 		peer_log(p, FERRY_LOG_INFO, "peer restarted: new keys");
 		reasm_clear(&p->rs, &core->reasm);
 		reasm_init(&p->rs);
+		acktrack_init(&p->acks);
 	}
 	if (bits & LINK_KX_NEWKEYS) {
 		(*core->ctr.key_changes)++;

@@ -4,7 +4,8 @@
  * 4): a 1 MiB message crosses UDP with 5 % emulated loss intact; a burst
  * of small messages arrives complete in far fewer datagrams; a receiver
  * that stops reading makes its sender's queue hit its bound with memory
- * bounded, and traffic resumes when it continues.
+ * bounded, and traffic resumes when it continues; a restarted sender's
+ * frames are acknowledged at once.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -210,6 +211,51 @@ START_TEST(test_slow_client_over_tcp_loses_nothing)
 }
 END_TEST
 
+/*
+ * A sender that is killed and started again numbers its frames afresh
+ * while its peer stays up. The peer must acknowledge the new session's
+ * frames at once: it once kept the old session's ACK ranges, dropped the
+ * new, low counters as older than its ACK history, and the sender got no
+ * ACK until its counter caught up with the old one (a UDP path stalled
+ * for a minute after every restart in the soak).
+ */
+START_TEST(test_restarted_sender_acked)
+{
+	enum { SIZE = 1024 * 1024, FRAMES = 20000 };
+	struct harness_daemon *d[2];
+	struct ferry_client *l;
+	struct ferry_message m;
+	struct harness *h;
+	uint8_t *msg = malloc(SIZE);
+
+	ck_assert_ptr_nonnull(msg);
+	randombytes_buf(msg, SIZE);
+	ck_assert_int_eq(harness_new("restart-acks", &h), 0);
+	pair(h, d, NULL);
+	/* d1, the sender, finds d0 again from its BOOTSTRAP. */
+	l = mesh_listener(d[0]);
+	/* More frames than the receiver's ACK history spans. */
+	while (mesh_stat(d[1], "core.enc_out") < FRAMES) {
+		mesh_send(d[1], d[0], msg, SIZE);
+		ck_assert_int_eq(ferry_receive(l, &m, 30000), 0);
+		ck_assert_uint_eq(m.len, SIZE);
+	}
+	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
+	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
+	mesh_wait_peers(h, d[1], 1, LINK_MS);
+	/* A window's worth and more: it needs ACKs to get through. */
+	mesh_send(d[1], d[0], msg, SIZE);
+	ck_assert_int_eq(ferry_receive(l, &m, 15000), 0);
+	ck_assert_uint_eq(m.len, SIZE);
+	ck_assert_int_eq(memcmp(m.data, msg, SIZE), 0);
+	ck_assert_uint_gt(mesh_stat(d[1], "core.acks_in"), 0);
+	ck_assert_uint_eq(mesh_stat(d[1], "core.path_failures"), 0);
+	ferry_client_close(l);
+	harness_free(h);
+	free(msg);
+}
+END_TEST
+
 static Suite *
 flow_suite(void)
 {
@@ -221,6 +267,7 @@ flow_suite(void)
 	tcase_add_test(tc, test_burst_shares_datagrams);
 	tcase_add_test(tc, test_stopped_receiver_bounds_sender);
 	tcase_add_test(tc, test_slow_client_over_tcp_loses_nothing);
+	tcase_add_test(tc, test_restarted_sender_acked);
 	suite_add_tcase(s, tc);
 	return s;
 }
