@@ -577,8 +577,8 @@ pipe_write(int fd, uint32_t first)
 	raw_write(fd, req, sizeof(req));
 }
 
-/* Bytes waiting in fd once the daemon has stopped writing to it. */
-static int
+/* Returns once the daemon has stopped writing to fd. */
+static void
 pipe_settle(int fd)
 {
 	int q = -1, prev;
@@ -588,7 +588,6 @@ pipe_settle(int fd)
 		harness_sleep_ms(30);
 		ck_assert_int_eq(ioctl(fd, FIONREAD, &q), 0);
 	} while (q != prev);
-	return q;
 }
 
 /* Waits up to 3 s until more than have bytes wait in fd; returns how
@@ -638,8 +637,9 @@ END_TEST
  * from the socket, and the daemon once waited after writing them out for
  * a read event that could not come (seen as 4555 of 5000 answered). The
  * client shifts where the buffer fills by leaving j short answers unread
- * first (one socket buffer each), over more than one write's worth of
- * offsets, so that some j meet that case on any kernel.
+ * first (each a kernel buffer of its own), over more than one write's
+ * worth of offsets, so that some j meet that case whatever the kernel's
+ * buffer sizes.
  */
 START_TEST(test_client_pipelined_late_reader)
 {
@@ -663,7 +663,7 @@ START_TEST(test_client_pipelined_late_reader)
 			q = pipe_wait_more(fd, q);
 		}
 		pipe_write(fd, id + j);
-		(void)pipe_settle(fd);
+		pipe_settle(fd);
 		for (unsigned k = 0; k < j; k++) {
 			ck_assert_int_gt(raw_frame(fd, ans, sizeof(ans), 3000), 0);
 			ck_assert_uint_eq(wire_get32(ans + 4), id + k);
