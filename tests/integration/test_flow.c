@@ -33,12 +33,25 @@ pair(struct harness *h, struct harness_daemon **d, const char *extra)
 	mesh_wait_peers(h, d[1], 1, LINK_MS);
 }
 
+/* Sends len bytes from one daemon to the other and checks that l, a
+ * listener on the receiving one, gets them intact within timeout_ms. */
+static void
+send_intact(struct harness_daemon *from, struct harness_daemon *to,
+    struct ferry_client *l, const uint8_t *msg, size_t len, int timeout_ms)
+{
+	struct ferry_message m;
+
+	mesh_send(from, to, msg, len);
+	ck_assert_int_eq(ferry_receive(l, &m, timeout_ms), 0);
+	ck_assert_uint_eq(m.len, len);
+	ck_assert_int_eq(memcmp(m.data, msg, len), 0);
+}
+
 START_TEST(test_1mib_over_lossy_udp)
 {
 	enum { SIZE = 1024 * 1024 };
 	struct harness_daemon *d[2];
 	struct ferry_client *l;
-	struct ferry_message m;
 	struct harness *h;
 	uint8_t *msg = malloc(SIZE);
 
@@ -47,10 +60,7 @@ START_TEST(test_1mib_over_lossy_udp)
 	ck_assert_int_eq(harness_new("lossy", &h), 0);
 	pair(h, d, "[testing]\nENABLE = yes\nLOSS = 0.05\n");
 	l = mesh_listener(d[1]);
-	mesh_send(d[0], d[1], msg, SIZE);
-	ck_assert_int_eq(ferry_receive(l, &m, 60000), 0);
-	ck_assert_uint_eq(m.len, SIZE);
-	ck_assert_int_eq(memcmp(m.data, msg, SIZE), 0);
+	send_intact(d[0], d[1], l, msg, SIZE, 60000);
 	/* It took resending: the loss was real and was repaired. */
 	ck_assert_uint_gt(mesh_stat(d[0], "core.emu_dropped"), 0);
 	ck_assert_uint_gt(mesh_stat(d[0], "core.frag_retx"), 0);
@@ -224,7 +234,6 @@ START_TEST(test_restarted_sender_acked)
 	enum { SIZE = 1024 * 1024, FRAMES = 20000 };
 	struct harness_daemon *d[2];
 	struct ferry_client *l;
-	struct ferry_message m;
 	struct harness *h;
 	uint8_t *msg = malloc(SIZE);
 
@@ -235,19 +244,13 @@ START_TEST(test_restarted_sender_acked)
 	/* d1, the sender, finds d0 again from its BOOTSTRAP. */
 	l = mesh_listener(d[0]);
 	/* More frames than the receiver's ACK history spans. */
-	while (mesh_stat(d[1], "core.enc_out") < FRAMES) {
-		mesh_send(d[1], d[0], msg, SIZE);
-		ck_assert_int_eq(ferry_receive(l, &m, 30000), 0);
-		ck_assert_uint_eq(m.len, SIZE);
-	}
+	while (mesh_stat(d[1], "core.enc_out") < FRAMES)
+		send_intact(d[1], d[0], l, msg, SIZE, 30000);
 	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
 	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
 	mesh_wait_peers(h, d[1], 1, LINK_MS);
 	/* A window's worth and more: it needs ACKs to get through. */
-	mesh_send(d[1], d[0], msg, SIZE);
-	ck_assert_int_eq(ferry_receive(l, &m, 15000), 0);
-	ck_assert_uint_eq(m.len, SIZE);
-	ck_assert_int_eq(memcmp(m.data, msg, SIZE), 0);
+	send_intact(d[1], d[0], l, msg, SIZE, 15000);
 	ck_assert_uint_gt(mesh_stat(d[1], "core.acks_in"), 0);
 	ck_assert_uint_eq(mesh_stat(d[1], "core.path_failures"), 0);
 	ferry_client_close(l);
