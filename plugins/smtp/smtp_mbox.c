@@ -168,7 +168,19 @@ mbox_tail(struct smtp_mbox *m, smtp_mbox_fn *fn, void *cls)
 		}
 		fn(cls, NULL, held, true);
 		m->state = SMTP_MBOX_SKIP;
-	} else if (part <= SMTP_MBOX_LINE_MAX) {
+		/* Keep the unfinished line for SKIP to judge at its end, as
+		 * it would had the line come whole: only then is it known
+		 * whether it is empty (a lone CR may be half of a CRLF), and
+		 * so whether a "From " line after it starts the next mail.
+		 * The line itself belongs to the refused mail and cannot
+		 * start one, hence blank false. */
+		mbox_drop(m, m->scan);
+		m->blank = false;
+		head = (const char *)buf_head(&m->in);
+		held = part = buf_size(&m->in);
+	}
+	/* Between mails: nothing is kept but the unfinished line. */
+	if (part <= SMTP_MBOX_LINE_MAX) {
 		return;
 	} else if (mbox_may_be_from(head, part) &&
 	    (m->state == SMTP_MBOX_SEEK || m->blank)) {

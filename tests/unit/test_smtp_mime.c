@@ -675,6 +675,38 @@ START_TEST(stream_long_junk_lines)
 }
 END_TEST
 
+/* A mail that passes the bound on an empty CRLF line: that line still
+ * lets the next From line start a mail when a read ends between its CR
+ * and LF. A regression found by fuzz_smtp_mail (the splitter refused the
+ * mail at the CR and dropped the rest of the line as not empty). */
+START_TEST(stream_oversize_ends_at_split_crlf)
+{
+	static const char stream[] = "From a\r\nS: x\r\n" /* 14 bytes */
+	                             "\r\n"
+	                             "From b\r\n\r\n"
+	                             "From c\r\n";
+	/* the CR of the empty line is the first byte past the bound */
+	const size_t max = 14, len = strlen(stream);
+	struct seen s = { 0 };
+	struct smtp_mbox m;
+
+	for (size_t cut = 0; cut <= len; cut++) {
+		smtp_mbox_init(&m, max);
+		ck_assert_int_eq(smtp_mbox_feed(&m, stream, cut, on_mail, &s),
+		    0);
+		ck_assert_int_eq(smtp_mbox_feed(&m, stream + cut, len - cut,
+		                     on_mail, &s),
+		    0);
+		ck_assert_msg(s.oversize == 1 && s.n == 1,
+		    "cut at %zu: %zu oversize, %zu mails", cut, s.oversize,
+		    s.n);
+		ck_assert_str_eq(s.mail[0], "From b\r\n\r\n");
+		seen_free(&s);
+		smtp_mbox_done(&m);
+	}
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -702,6 +734,7 @@ test_suite(void)
 	tcase_add_test(tm, stream_mail_ends_without_next);
 	tcase_add_test(tm, stream_oversize_skipped);
 	tcase_add_test(tm, stream_long_junk_lines);
+	tcase_add_test(tm, stream_oversize_ends_at_split_crlf);
 	suite_add_tcase(s, tm);
 	return s;
 }
