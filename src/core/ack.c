@@ -169,6 +169,7 @@ void
 inflight_init(struct inflight *f)
 {
 	memset(f, 0, sizeof(*f));
+	f->packet_threshold = LOSS_PACKET_THRESHOLD;
 }
 
 static struct sent_frame *
@@ -289,7 +290,8 @@ inflight_detect(struct inflight *f, uint64_t now_us, uint64_t loss_delay_us,
 			break;
 		if (sf->done)
 			continue;
-		if (f->largest_acked - sf->counter >= LOSS_PACKET_THRESHOLD ||
+		if ((f->packet_threshold > 0 &&
+			f->largest_acked - sf->counter >= f->packet_threshold) ||
 		    sf->sent_us + loss_delay_us <= now_us) {
 			inflight_settle(f, sf, false, fn, cls);
 		} else if (earliest == 0 ||

@@ -73,6 +73,9 @@ struct inflight {
 	unsigned eliciting;	 /* frames not yet done that expect an ACK */
 	bool have_largest;
 	uint64_t largest_acked;
+	unsigned packet_threshold; /* a frame this many counters behind an
+				    * acknowledged one is lost; 0: by time
+				    * only (set for the path) */
 	uint64_t pto_base_us;	 /* the probe timer runs from here: set when
 				  * an ack-eliciting frame goes out with none
 				  * before it, reset by progress or a probe,

@@ -96,6 +96,18 @@ cc_loss_delay(const struct cc *c)
 	if (c->latest_rtt_us > base)
 		base = c->latest_rtt_us;
 	d = base * 9 / 8;
+	if (c->unordered) {
+		/* Mail comes in any order, and one mail can lag those sent
+		 * after it by far more than a packet ever lags another: a
+		 * frame is given up only when its ACK is later than the RTT
+		 * varies, with the MTA's queueing on top. */
+		uint64_t var = c->have_rtt ? 4 * c->rttvar_us
+					   : 2 * CC_INITIAL_RTT_US;
+		uint64_t slow = base + var + CC_REORDER_SLACK_SLOW_US;
+
+		if (slow > d)
+			d = slow;
+	}
 	return d > CC_MIN_RTT_GRANULARITY_US ? d : CC_MIN_RTT_GRANULARITY_US;
 }
 

@@ -21,10 +21,12 @@
 #define CC_MAX_ACK_DELAY_SLOW_US 1000000 /* ... or this over mail, where
 					  * every ACK is a mail of its own */
 #define CC_MIN_RTT_GRANULARITY_US 1000
+#define CC_REORDER_SLACK_SLOW_US 500000 /* a mail may lag its successors */
 
 struct cc {
 	uint64_t mss;	      /* bytes of a full frame on the current path */
 	uint64_t max_ack_delay_us; /* how long the peer may hold an ACK */
+	bool unordered;	      /* the path reorders freely (mail) */
 	uint64_t initial;     /* INITIAL_WINDOW */
 	uint64_t cwnd;	      /* congestion window, bytes */
 	uint64_t ssthresh;    /* slow-start threshold */
@@ -47,7 +49,8 @@ void cc_on_acked(struct cc *c, uint64_t bytes, uint64_t sent_us);
 /* A frame sent at sent_us was declared lost at now_us. */
 void cc_on_lost(struct cc *c, uint64_t sent_us, uint64_t now_us);
 /* The loss-detection time threshold: 9/8 of the larger of SRTT and the
- * latest RTT, at least the timer granularity. */
+ * latest RTT, at least the timer granularity; on an unordered path at
+ * least that RTT plus four RTT variations plus CC_REORDER_SLACK_SLOW_US. */
 uint64_t cc_loss_delay(const struct cc *c);
 /* The probe timeout for the current backoff. */
 uint64_t cc_pto(const struct cc *c);

@@ -414,6 +414,7 @@ void
 tx_path_changed(struct peer *p)
 {
 	struct path *pa = p->best;
+	bool unordered;
 	size_t mtu;
 
 	if (pa == NULL)
@@ -427,6 +428,10 @@ tx_path_changed(struct peer *p)
 	inflight_lose_all(&p->fl, tx_settled, p);
 	cc_init(&p->cc, p->core->cc.initial_window, mtu, p->cc.peer_rwnd,
 	    tx_ack_delay(pa->t));
+	/* Mail keeps no order: no frame is lost for being overtaken. */
+	unordered = (pa->t->api->caps & FERRY_TCAP_HIGH_LATENCY) != 0;
+	p->cc.unordered = unordered;
+	p->fl.packet_threshold = unordered ? 0 : LOSS_PACKET_THRESHOLD;
 	tx_schedule(p);
 }
 

@@ -478,6 +478,32 @@ START_TEST(test_inflight_packet_threshold)
 }
 END_TEST
 
+/* With no packet threshold (mail), being overtaken loses nothing: only
+ * the time threshold does. */
+START_TEST(test_inflight_time_only)
+{
+	struct inflight f;
+	struct ack_msg a;
+	uint64_t rtt;
+
+	memset(&st, 0, sizeof(st));
+	inflight_init(&f);
+	f.packet_threshold = 0;
+	for (uint64_t c = 0; c < 8; c++)
+		fl_add(&f, c, 1000, true);
+	ack_of(&a, (const uint64_t[]){ 7, 7 }, 1);
+	inflight_on_ack(&f, &a, 1100, 500, on_settle, &st, &rtt);
+	ck_assert_uint_eq(st.n, 1);
+	ck_assert(was_settled(7, true));
+	/* Past the time threshold, all before 7 are lost. */
+	ck_assert(inflight_detect(&f, 1500, 500, on_settle, &st) == 0);
+	ck_assert_uint_eq(st.n, 8);
+	for (uint64_t c = 0; c < 7; c++)
+		ck_assert(was_settled(c, false));
+	inflight_done(&f, on_settle, &st);
+}
+END_TEST
+
 START_TEST(test_inflight_time_threshold)
 {
 	struct inflight f;
@@ -633,6 +659,7 @@ test_suite(void)
 	tc = tcase_create("inflight");
 	tcase_add_test(tc, test_inflight_acked);
 	tcase_add_test(tc, test_inflight_packet_threshold);
+	tcase_add_test(tc, test_inflight_time_only);
 	tcase_add_test(tc, test_inflight_time_threshold);
 	tcase_add_test(tc, test_inflight_rtt_sample);
 	tcase_add_test(tc, test_inflight_lose_all);

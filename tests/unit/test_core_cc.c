@@ -256,6 +256,22 @@ START_TEST(test_loss_delay)
 }
 END_TEST
 
+/* Over mail a frame is lost only when its ACK is later than the RTT and
+ * four of its variations, with the MTA's slack on top. */
+START_TEST(test_loss_delay_unordered)
+{
+	cc_init(&c, INIT, MSS, RWND, CC_MAX_ACK_DELAY_SLOW_US);
+	c.unordered = true;
+	ck_assert(cc_loss_delay(&c) ==
+	    100000 + 2 * 100000 + CC_REORDER_SLACK_SLOW_US);
+	cc_on_rtt(&c, 20000, 0); /* SRTT 20 ms, RTTVAR 10 ms */
+	ck_assert(cc_loss_delay(&c) ==
+	    20000 + 4 * 10000 + CC_REORDER_SLACK_SLOW_US);
+	c.unordered = false;
+	ck_assert(cc_loss_delay(&c) == 20000 * 9 / 8);
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -278,6 +294,7 @@ test_suite(void)
 	tcase_add_test(tc, test_slow_path_ack_delay);
 	tcase_add_test(tc, test_pto);
 	tcase_add_test(tc, test_loss_delay);
+	tcase_add_test(tc, test_loss_delay_unordered);
 	suite_add_tcase(s, tc);
 	return s;
 }
