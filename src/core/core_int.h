@@ -83,6 +83,7 @@ struct core_counters {
 	uint64_t *frag_in;
 	uint64_t *reasm_done;
 	uint64_t *reasm_dropped;     /* timeout, budget or inconsistency */
+	uint64_t *msgs_abandoned;    /* fragmented, cut off by a restart */
 	uint64_t *acks_out;
 	uint64_t *acks_in;
 	uint64_t *path_failures;     /* paths given up after probe timeouts */

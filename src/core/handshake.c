@@ -201,6 +201,7 @@ handshake_on_kx(struct core *core, struct transport *t,
 		reasm_clear(&p->rs, &core->reasm);
 		reasm_init(&p->rs);
 		acktrack_init(&p->acks);
+		tx_peer_restarted(p);
 	}
 	if (bits & LINK_KX_NEWKEYS) {
 		(*core->ctr.key_changes)++;

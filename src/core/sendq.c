@@ -58,6 +58,7 @@ sendq_push(struct sendq *q, enum sendq_class cls, uint16_t type,
 			return -ENOMEM;
 		}
 		om->refs = 1;
+		om->abandoned = false;
 		om->msg_id = msg_id;
 		om->type = type;
 		om->len = (uint32_t)len;
@@ -118,13 +119,9 @@ sendq_head(struct sendq *q, enum sendq_class *ret_cls)
 	return NULL;
 }
 
-void
-sendq_pop(struct sendq *q, enum sendq_class cls)
+static void
+sendq_remove(struct sendq *q, enum sendq_class cls, struct qmsg *m)
 {
-	struct qmsg *m = TAILQ_FIRST(&q->q[cls]);
-
-	if (m == NULL)
-		return;
 	TAILQ_REMOVE(&q->q[cls], m, link);
 	q->n_msgs--;
 	if (cls != SENDQ_CTRL) {
@@ -135,6 +132,38 @@ sendq_pop(struct sendq *q, enum sendq_class cls)
 	}
 	outmsg_unref(m->big);
 	free(m);
+}
+
+void
+sendq_pop(struct sendq *q, enum sendq_class cls)
+{
+	struct qmsg *m = TAILQ_FIRST(&q->q[cls]);
+
+	if (m != NULL)
+		sendq_remove(q, cls, m);
+}
+
+unsigned
+sendq_drop_started(struct sendq *q, uint64_t *ret_bytes)
+{
+	uint64_t before = q->bytes;
+	struct qmsg *m, *next;
+	unsigned n = 0;
+
+	for (int cls = SENDQ_RETX; cls <= SENDQ_DATA; cls++)
+		for (m = TAILQ_FIRST(&q->q[cls]); m != NULL; m = next) {
+			next = TAILQ_NEXT(m, link);
+			/* Data not yet begun goes to the new session. */
+			if (m->big == NULL || (cls == SENDQ_DATA && m->off == 0))
+				continue;
+			if (!m->big->abandoned) {
+				m->big->abandoned = true;
+				n++;
+			}
+			sendq_remove(q, (enum sendq_class)cls, m);
+		}
+	*ret_bytes = before - q->bytes;
+	return n;
 }
 
 void

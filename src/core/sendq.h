@@ -23,6 +23,7 @@ struct outmsg {
 	uint32_t msg_id; /* per peer, increasing */
 	uint16_t type;
 	uint32_t len;
+	bool abandoned;	 /* given up: the peer restarted part-way */
 	uint8_t data[];
 };
 
@@ -77,6 +78,13 @@ int sendq_push_retx(struct sendq *q, struct outmsg *m, uint32_t off,
 struct qmsg *sendq_head(struct sendq *q, enum sendq_class *ret_cls);
 /* Removes (and frees) the head item of class cls. */
 void sendq_pop(struct sendq *q, enum sendq_class cls);
+/*
+ * Removes what remains of every message sent in fragments and begun
+ * already: all of SENDQ_RETX and the SENDQ_DATA items under way. Marks
+ * those messages abandoned; returns how many were not marked before and
+ * sets *ret_bytes to the bytes that left the queue.
+ */
+unsigned sendq_drop_started(struct sendq *q, uint64_t *ret_bytes);
 /* Accounts n bytes of a big item as sent (they left the queue). */
 void sendq_consumed(struct sendq *q, uint64_t n);
 /* True if the queue fell below half its limit after being over it; clears

@@ -60,6 +60,24 @@ tx_drop_settled(void *cls, struct sent_frame *sf, bool acked)
 	tx_release_items(sf);
 }
 
+/* Frames in flight to a peer that restarted: neither lost nor resent. */
+static void
+tx_abandon_settled(void *cls, struct sent_frame *sf, bool acked)
+{
+	struct peer *p = cls;
+
+	(void)acked;
+	for (unsigned i = 0; i < sf->n_items; i++) {
+		struct outmsg *m = sf->items[i].big;
+
+		if (m != NULL && !m->abandoned) {
+			m->abandoned = true;
+			(*p->core->ctr.msgs_abandoned)++;
+		}
+	}
+	tx_release_items(sf);
+}
+
 /* Updates the queue gauge by delta bytes. */
 static void
 tx_gauge(struct core *core, int64_t delta)
@@ -408,6 +426,18 @@ tx_link_up(struct peer *p)
 	 * what confirms them to the peer if our KX did not. */
 	(void)tx_queue_ctrl(p, FERRY_MSG_KEEPALIVE, NULL, 0);
 	gossip_link_up(p);
+}
+
+void
+tx_peer_restarted(struct peer *p)
+{
+	uint64_t bytes;
+
+	inflight_lose_all(&p->fl, tx_abandon_settled, p);
+	*p->core->ctr.msgs_abandoned += sendq_drop_started(&p->q, &bytes);
+	tx_gauge(p->core, -(int64_t)bytes);
+	/* The old session's silence says nothing about the path. */
+	p->cc.pto_count = 0;
 }
 
 void

@@ -33,6 +33,10 @@ int tx_queue_ctrl(struct peer *p, uint16_t type, const void *data,
 void tx_schedule(struct peer *p);
 /* Keys and a path became available. */
 void tx_link_up(struct peer *p);
+/* The peer restarted (new session, new keys): gives up what it had of
+ * messages sent in fragments, which its new session cannot put together,
+ * without sending any of it again. */
+void tx_peer_restarted(struct peer *p);
 /* The best path changed. */
 void tx_path_changed(struct peer *p);
 /* An ACK message arrived from p. */

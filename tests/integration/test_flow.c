@@ -5,7 +5,8 @@
  * of small messages arrives complete in far fewer datagrams; a receiver
  * that stops reading makes its sender's queue hit its bound with memory
  * bounded, and traffic resumes when it continues; a restarted sender's
- * frames are acknowledged at once.
+ * frames are acknowledged at once, and a restarted receiver is not sent
+ * the rest of messages its old session had begun.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -114,23 +115,26 @@ START_TEST(test_burst_shares_datagrams)
 }
 END_TEST
 
-/* A child that sends 1000-byte messages to `to` through `from` until it
- * is killed; ferry_send blocks it whenever the daemon pushes back. */
+/* A child that sends messages of size bytes (at most 4 MiB) to `to`
+ * through `from` until it is killed; ferry_send blocks it whenever the
+ * daemon pushes back. */
 static pid_t
-start_sender(struct harness_daemon *from, struct harness_daemon *to)
+start_sender(struct harness_daemon *from, struct harness_daemon *to,
+    size_t size)
 {
+	static uint8_t body[4 * 1024 * 1024];
 	pid_t pid = fork();
-	static uint8_t body[1000];
 
 	ck_assert_int_ge(pid, 0);
+	ck_assert_uint_le(size, sizeof(body));
 	if (pid == 0) {
 		struct ferry_client *c;
 
 		if (harness_daemon_client(from, &c) != 0)
 			_exit(1);
 		for (;;)
-			if (ferry_send(c, &to->id, MESH_APP_TYPE, body,
-				sizeof(body)) != 0)
+			if (ferry_send(c, &to->id, MESH_APP_TYPE, body, size) !=
+			    0)
 				_exit(2);
 	}
 	return pid;
@@ -150,7 +154,7 @@ START_TEST(test_stopped_receiver_bounds_sender)
 	ck_assert_int_eq(harness_new("stop", &h), 0);
 	pair(h, d, "[core]\nQUEUE_BYTES = 1 MiB\n");
 	l = mesh_listener(d[1]);
-	sender = start_sender(d[0], d[1]);
+	sender = start_sender(d[0], d[1], 1000);
 	ck_assert_int_eq(ferry_receive(l, &m, 5000), 0);
 	ck_assert_int_eq(kill(d[1]->pid, SIGSTOP), 0);
 	/* The queue fills up to its bound and the sender is held back. */
@@ -259,6 +263,56 @@ START_TEST(test_restarted_sender_acked)
 }
 END_TEST
 
+/*
+ * A receiver killed and started again while large messages are under way
+ * to it: its old session's share of them is gone, so the sender gives up
+ * their remainder (counted) instead of sending fragments that the new
+ * session could never put together and would hold until
+ * REASSEMBLY_TIMEOUT; the messages after them arrive whole. Messages of
+ * 4 MiB through a 64 KiB window: at the kill, the one under way has
+ * almost surely had fragments acknowledged, which are not sent again.
+ */
+START_TEST(test_restarted_receiver_no_orphans)
+{
+	enum { SIZE = 4 * 1024 * 1024 };
+	struct harness_daemon *d[2];
+	struct ferry_client *l;
+	struct ferry_message m;
+	struct harness *h;
+	pid_t sender;
+
+	ck_assert_int_eq(harness_new("restart-orphans", &h), 0);
+	pair(h, d,
+	    "[core]\nREASSEMBLY_TIMEOUT = 1 s\nRECV_WINDOW = 64 KiB\n");
+	/* d1, the receiver, finds d0 again from its BOOTSTRAP. */
+	l = mesh_listener(d[1]);
+	sender = start_sender(d[0], d[1], SIZE);
+	for (uint64_t round = 1; round <= 2; round++) {
+		ck_assert_int_eq(ferry_receive(l, &m, 20000), 0);
+		ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
+		ferry_client_close(l);
+		harness_sleep_ms(500);
+		ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
+		mesh_wait_peers(h, d[1], 1, LINK_MS);
+		l = mesh_listener(d[1]);
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(ferry_receive(l, &m, 20000), 0);
+			ck_assert_uint_eq(m.len, SIZE);
+		}
+		/* Past REASSEMBLY_TIMEOUT: nothing was left half put
+		 * together. */
+		harness_sleep_ms(2500);
+		ck_assert_uint_eq(mesh_stat(d[1], "core.reasm_dropped"), 0);
+		ck_assert_uint_ge(mesh_stat(d[0], "core.msgs_abandoned"),
+		    round);
+	}
+	ck_assert_int_eq(kill(sender, SIGKILL), 0);
+	(void)waitpid(sender, NULL, 0);
+	ferry_client_close(l);
+	harness_free(h);
+}
+END_TEST
+
 static Suite *
 flow_suite(void)
 {
@@ -271,6 +325,7 @@ flow_suite(void)
 	tcase_add_test(tc, test_stopped_receiver_bounds_sender);
 	tcase_add_test(tc, test_slow_client_over_tcp_loses_nothing);
 	tcase_add_test(tc, test_restarted_sender_acked);
+	tcase_add_test(tc, test_restarted_receiver_no_orphans);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -582,6 +582,45 @@ START_TEST(test_done_drops_references)
 }
 END_TEST
 
+/* A peer restarted: large messages under way (in flight, to resend or
+ * half sent) go, each counted once; what has not begun stays. */
+START_TEST(test_drop_started)
+{
+	struct sent_frame sf;
+	struct batch_counts cnt;
+	uint8_t frame[FRAME];
+	uint32_t next_id = 0;
+	struct qmsg *m;
+	enum sendq_class cls;
+	uint64_t bytes;
+
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 5000, true, 1), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 2, data, 3000, true, 2), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 3, data, 50, false, 0), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 4, data, 50, false, 0), 0);
+	/* The control message and the first piece of message 1 go out;
+	 * that piece is lost and queued again. */
+	(void)fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+	ck_assert_uint_eq(sf.n_items, 1);
+	ck_assert_int_eq(sendq_push_retx(&q, sf.items[0].big, sf.items[0].off,
+	                     sf.items[0].len),
+	    0);
+	ck_assert_uint_eq(sendq_drop_started(&q, &bytes), 1);
+	ck_assert(sf.items[0].big->abandoned);
+	ck_assert_uint_eq(sf.items[0].big->refs, 1); /* the frame's alone */
+	/* What remained of message 1 and its resend left the queue. */
+	ck_assert_uint_eq(bytes, 5000);
+	ck_assert_uint_eq(q.bytes, 3000 + 50);
+	m = sendq_head(&q, &cls);
+	ck_assert(cls == SENDQ_DATA && m->big != NULL && m->big->msg_id == 2);
+	ck_assert(!m->big->abandoned);
+	/* Nothing more to give up. */
+	ck_assert_uint_eq(sendq_drop_started(&q, &bytes), 0);
+	ck_assert_uint_eq(bytes, 0);
+	release(&sf);
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -604,6 +643,7 @@ test_suite(void)
 	tcase_add_test(tc, test_item_limit);
 	tcase_add_test(tc, test_retx_before_data);
 	tcase_add_test(tc, test_done_drops_references);
+	tcase_add_test(tc, test_drop_started);
 	suite_add_tcase(s, tc);
 	return s;
 }
