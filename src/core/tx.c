@@ -438,6 +438,8 @@ tx_peer_restarted(struct peer *p)
 	tx_gauge(p->core, -(int64_t)bytes);
 	/* The old session's silence says nothing about the path. */
 	p->cc.pto_count = 0;
+	/* A flush also tells held-back senders if the queue has room now. */
+	tx_schedule(p);
 }
 
 void
