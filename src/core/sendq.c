@@ -143,6 +143,15 @@ sendq_pop(struct sendq *q, enum sendq_class cls)
 		sendq_remove(q, cls, m);
 }
 
+bool
+outmsg_abandon(struct outmsg *m)
+{
+	if (m->abandoned)
+		return false;
+	m->abandoned = true;
+	return true;
+}
+
 unsigned
 sendq_drop_started(struct sendq *q, uint64_t *ret_bytes)
 {
@@ -156,10 +165,8 @@ sendq_drop_started(struct sendq *q, uint64_t *ret_bytes)
 			/* Data not yet begun goes to the new session. */
 			if (m->big == NULL || (cls == SENDQ_DATA && m->off == 0))
 				continue;
-			if (!m->big->abandoned) {
-				m->big->abandoned = true;
+			if (outmsg_abandon(m->big))
 				n++;
-			}
 			sendq_remove(q, (enum sendq_class)cls, m);
 		}
 	*ret_bytes = before - q->bytes;

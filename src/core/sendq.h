@@ -97,6 +97,8 @@ sendq_empty(const struct sendq *q)
 }
 
 void outmsg_ref(struct outmsg *m);
+/* Marks m given up; true the first time, so that callers count it once. */
+bool outmsg_abandon(struct outmsg *m);
 void outmsg_unref(struct outmsg *m);
 
 #endif /* FERRY_CORE_SENDQ_H */

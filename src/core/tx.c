@@ -70,10 +70,8 @@ tx_abandon_settled(void *cls, struct sent_frame *sf, bool acked)
 	for (unsigned i = 0; i < sf->n_items; i++) {
 		struct outmsg *m = sf->items[i].big;
 
-		if (m != NULL && !m->abandoned) {
-			m->abandoned = true;
+		if (m != NULL && outmsg_abandon(m))
 			(*p->core->ctr.msgs_abandoned)++;
-		}
 	}
 	tx_release_items(sf);
 }
