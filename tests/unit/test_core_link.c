@@ -5,9 +5,9 @@
  * kx_verify, link_kx_fresh, link_on_kx) and ENC frames: first contact,
  * confirmation by frame or by KX, simultaneous initiation, rekeying by
  * either side or both with a grace period for old frames, a restarted
- * peer (LINK_KX_RESET) and recovery, reordered and replayed KX, clock
- * skew, replayed, tampered and unknown-key frames, and frame counters
- * that are never reused.
+ * peer (LINK_KX_RESET) and recovery, reordered and replayed KX, a first
+ * KX delivered after the link is up, clock skew, replayed, tampered and
+ * unknown-key frames, and frame counters that are never reused.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -474,6 +474,27 @@ START_TEST(test_replayed_kx)
 }
 END_TEST
 
+/* Mail duplicates and delays: a retransmission of A's first KX, sent
+ * before A heard from B and so still echoing nothing, arrives after the
+ * link is up. Its zero echo must not pass for a restart of A, which
+ * would throw away the keys both sides just agreed on. */
+START_TEST(test_late_first_kx_no_reset)
+{
+	uint8_t k1[FERRY_KX_SIZE], k1_again[FERRY_KX_SIZE];
+
+	kx_make(&A, k1);
+	kx_make(&A, k1_again);
+	ck_assert_int_eq(kx_deliver(&B, k1), LINK_KX_REPLY);
+	ck_assert_int_eq(kx_send(&B, &A), LINK_KX_NEWKEYS | LINK_KX_REPLY);
+	ck_assert_int_eq(kx_send(&A, &B), LINK_KX_NEWKEYS);
+	keys_agree();
+	test_tick(30 * USEC_PER_SEC);
+	ck_assert_int_eq(kx_deliver(&B, k1_again), -EALREADY);
+	keys_agree();
+	ck_assert_int_eq(frames_flow(), 0);
+}
+END_TEST
+
 START_TEST(test_clock_skew)
 {
 	uint8_t msg[FERRY_KX_SIZE];
@@ -725,6 +746,7 @@ test_suite(void)
 	tcase_add_test(tc, test_restart_answer_lost);
 	tcase_add_test(tc, test_reordered_kx);
 	tcase_add_test(tc, test_replayed_kx);
+	tcase_add_test(tc, test_late_first_kx_no_reset);
 	tcase_add_test(tc, test_clock_skew);
 	tcase_add_test(tc, test_low_order_ephemeral);
 	suite_add_tcase(s, tc);
