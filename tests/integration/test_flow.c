@@ -34,6 +34,17 @@ pair(struct harness *h, struct harness_daemon **d, const char *extra)
 	mesh_wait_peers(h, d[1], 1, LINK_MS);
 }
 
+/* A message of len random bytes, for the caller to free. */
+static uint8_t *
+random_msg(size_t len)
+{
+	uint8_t *msg = malloc(len);
+
+	ck_assert_ptr_nonnull(msg);
+	randombytes_buf(msg, len);
+	return msg;
+}
+
 /* Sends len bytes from one daemon to the other and checks that l, a
  * listener on the receiving one, gets them intact within timeout_ms. */
 static void
@@ -54,10 +65,8 @@ START_TEST(test_1mib_over_lossy_udp)
 	struct harness_daemon *d[2];
 	struct ferry_client *l;
 	struct harness *h;
-	uint8_t *msg = malloc(SIZE);
+	uint8_t *msg = random_msg(SIZE);
 
-	ck_assert_ptr_nonnull(msg);
-	randombytes_buf(msg, SIZE);
 	ck_assert_int_eq(harness_new("lossy", &h), 0);
 	pair(h, d, "[testing]\nENABLE = yes\nLOSS = 0.05\n");
 	l = mesh_listener(d[1]);
@@ -239,10 +248,8 @@ START_TEST(test_restarted_sender_acked)
 	struct harness_daemon *d[2];
 	struct ferry_client *l;
 	struct harness *h;
-	uint8_t *msg = malloc(SIZE);
+	uint8_t *msg = random_msg(SIZE);
 
-	ck_assert_ptr_nonnull(msg);
-	randombytes_buf(msg, SIZE);
 	ck_assert_int_eq(harness_new("restart-acks", &h), 0);
 	pair(h, d, NULL);
 	/* d1, the sender, finds d0 again from its BOOTSTRAP. */
