@@ -49,6 +49,18 @@ handshake_path_proven(const struct peer *p)
 	    (p->link_ok && link_ready(&p->link));
 }
 
+/*
+ * Whether a KX to p is due after wait_us. The monotonic clock counts from
+ * boot, so "never sent" (0) must not be read as "sent at boot": a machine
+ * up for less than HANDSHAKE_RETRY_SLOW_US would otherwise say nothing
+ * over mail until that much uptime had passed.
+ */
+static bool
+handshake_due(const struct peer *p, uint64_t now_us, uint64_t wait_us)
+{
+	return p->last_kx_us == 0 || now_us - p->last_kx_us >= wait_us;
+}
+
 int
 handshake_send(struct peer *p)
 {
@@ -80,7 +92,7 @@ handshake_want(struct peer *p)
 		return;
 	p->want_link = true;
 	if (p->best != NULL && (!p->link_ok || !link_ready(&p->link)) &&
-	    time_mono_us() - p->last_kx_us >= handshake_retry_base(p))
+	    handshake_due(p, time_mono_us(), handshake_retry_base(p)))
 		(void)handshake_send(p);
 }
 
@@ -230,7 +242,7 @@ handshake_peer_tick(struct peer *p, uint64_t now_us)
 	/* No keys yet, or new ones not confirmed: say it again, backing
 	 * off. */
 	if (!p->link_ok || !link_ready(&p->link) || p->link.next != NULL) {
-		if (now_us - p->last_kx_us >= p->kx_retry_us &&
+		if (handshake_due(p, now_us, p->kx_retry_us) &&
 		    handshake_path_proven(p)) {
 			(void)handshake_send(p);
 			p->kx_retry_us *= 2;

@@ -117,7 +117,7 @@ asuser_root_or_skip(const char *what)
 	ck_assert_msg(req == NULL || strcmp(req, "1") != 0,
 	    "%s needs root (FERRY_REQUIRE_ROOT=1)", what);
 	fprintf(stderr,
-	    "SKIP: %s needs root to act as other users; set FERRY_REQUIRE_ROOT=1 to make this a failure\n",
+	    "SKIP: %s needs root; set FERRY_REQUIRE_ROOT=1 to make this a failure\n",
 	    what);
 	return false;
 }

@@ -41,7 +41,7 @@ typedef int asuser_fn(void *cls);
  * return (or exits 127 on failure); otherwise it returns at once. */
 void asuser_main(int argc, char **argv);
 
-/* True if the test runs as root; otherwise prints why it skips, or fails
+/* True if the test runs as root; otherwise prints that it skips, or fails
  * the test when FERRY_REQUIRE_ROOT=1 (CI). */
 bool asuser_root_or_skip(const char *what);
 

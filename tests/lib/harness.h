@@ -69,7 +69,12 @@ struct harness_daemon {
 	size_t n_env;
 	char **args; /* extra ferryd arguments, n_args of them */
 	size_t n_args;
+	bool fresh_boot; /* its clocks start near 0 (fresh_boot()) */
 };
+
+/* What a daemon's monotonic clock reads when it starts after
+ * harness_daemon_fresh_boot(), in seconds. */
+#define HARNESS_BOOT_UPTIME_S 2
 
 /* Captured result of a program run. */
 struct harness_output {
@@ -113,6 +118,11 @@ int harness_daemon_setenv(struct harness_daemon *d, const char *name,
     const char *value);
 /* Adds one argument to the ferryd command line (e.g. "-v"). */
 int harness_daemon_arg(struct harness_daemon *d, const char *arg);
+/* From its next start, runs d in a time namespace of its own whose
+ * monotonic and boot clocks read HARNESS_BOOT_UPTIME_S seconds, as on a
+ * machine that has just booted. -EPERM when this machine cannot make one
+ * (it takes root and Linux 5.6); the test should then skip. */
+int harness_daemon_fresh_boot(struct harness_daemon *d);
 /* Runs without -c and so without any configuration file; the test then
  * says where the socket will be (the path is copied). */
 int harness_daemon_no_config(struct harness_daemon *d, const char *socket);

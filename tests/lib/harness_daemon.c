@@ -41,6 +41,14 @@ harness_daemon_new(struct harness *h, struct harness_daemon **ret)
 	d->use_config = true;
 	if (getenv("FERRY_PLUGIN_DIR") != NULL)
 		(void)harness_daemon_plugin_dir(d, getenv("FERRY_PLUGIN_DIR"));
+	/* FERRY_TEST_FRESH_BOOT=1 runs every daemon with the clocks of a
+	 * machine that has just booted (harness_daemon_fresh_boot()). */
+	if (getenv("FERRY_TEST_FRESH_BOOT") != NULL &&
+	    strcmp(getenv("FERRY_TEST_FRESH_BOOT"), "1") == 0 &&
+	    harness_daemon_fresh_boot(d) < 0) {
+		free(d);
+		return -EPERM;
+	}
 	(void)snprintf(name, sizeof(name), "d%u", d->index);
 	r = harness_path(d->dir, sizeof(d->dir), h->dir, name);
 	if (r == 0)
@@ -225,6 +233,7 @@ static _Noreturn void
 harness_daemon_exec(const struct harness_daemon *d, char **argv)
 {
 	int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int r;
 
 	/* Daemons must not outlive a crashed test. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -243,6 +252,12 @@ harness_daemon_exec(const struct harness_daemon *d, char **argv)
 	(void)unsetenv("FERRY_SOCKET");
 	for (size_t i = 0; i < d->n_env; i++)
 		(void)putenv(d->env[i]);
+	r = d->fresh_boot ? harness_boot_enter() : 0;
+	if (r < 0) {
+		fprintf(stderr, "harness: cannot make a time namespace: %s\n",
+		    strerror(-r));
+		_exit(127);
+	}
 	execv(argv[0], argv);
 	fprintf(stderr, "harness: cannot run %s: %s\n", argv[0],
 	    strerror(errno));

@@ -13,6 +13,9 @@ struct harness {
 
 /* Frees a daemon, stopping it first. */
 void harness_daemon_free(struct harness_daemon *d);
+/* In a child about to exec a daemon: a new time namespace whose clocks
+ * will read HARNESS_BOOT_UPTIME_S from the exec. 0 or negative errno. */
+int harness_boot_enter(void);
 /* Removes a directory tree; errors are ignored. */
 void harness_rmtree(const char *path);
 /* Reaps pid without blocking: 1 and *ret_status if it exited, else 0. */
