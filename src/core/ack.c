@@ -96,6 +96,13 @@ acktrack_on_frame(struct acktrack *a, uint64_t counter, bool eliciting,
 		a->deadline_us = now_us + max_delay_us;
 }
 
+void
+acktrack_force(struct acktrack *a, uint64_t now_us)
+{
+	if (a->n > 0)
+		a->deadline_us = now_us;
+}
+
 size_t
 acktrack_write(struct acktrack *a, uint8_t *out, size_t max, uint32_t rwnd,
     uint64_t now_us)

@@ -94,6 +94,9 @@ void acktrack_on_frame(struct acktrack *a, uint64_t counter, bool eliciting,
  * size, or 0 if there is nothing to acknowledge or no room. */
 size_t acktrack_write(struct acktrack *a, uint8_t *out, size_t max,
     uint32_t rwnd, uint64_t now_us);
+/* Owes the peer an ACK now although nothing new arrived: a window
+ * update. No effect before the first frame. */
+void acktrack_force(struct acktrack *a, uint64_t now_us);
 static inline bool
 acktrack_pending(const struct acktrack *a)
 {

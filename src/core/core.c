@@ -14,6 +14,7 @@
 
 #include "core/identity.h"
 #include "core/transport.h"
+#include "core/tx.h"
 #include "lib/cfg.h"
 #include "lib/log.h"
 #include "lib/stats.h"
@@ -217,6 +218,7 @@ core_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	core->cfg = cfg;
 	core->stats = stats;
 	core->started_us = time_mono_us();
+	core->rwnd_told = UINT32_MAX; /* no ACK yet */
 	if (snprintf(core->state_dir, sizeof(core->state_dir), "%s",
 		state_dir) >= (int)sizeof(core->state_dir)) {
 		r = log_err_errno(-ENAMETOOLONG, "state directory");
@@ -432,13 +434,18 @@ core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls)
 }
 
 /* Over unreliable transports the receive window in our ACKs holds
- * senders back; over streams, not reading does (the transport's own flow
- * control then fills the sender's queue). Hysteresis: pause above the
- * window, resume at half of it. */
+ * senders back (and a window update tells them when it opens again);
+ * over streams, not reading does (the transport's own flow control then
+ * fills the sender's queue). Hysteresis: pause above the window, resume
+ * at half of it. */
 void
 core_set_rx_backlog(struct core *core, uint64_t bytes)
 {
+	bool fell = bytes < core->rx_backlog;
+
 	core->rx_backlog = bytes;
+	if (fell)
+		tx_window_opened(core);
 	if (!core->rx_paused && bytes > core->cc.recv_window)
 		core_rx_pause(core, true);
 	else if (core->rx_paused && bytes <= core->cc.recv_window / 2)

@@ -86,6 +86,7 @@ struct core_counters {
 	uint64_t *msgs_abandoned;    /* fragmented, cut off by a restart */
 	uint64_t *acks_out;
 	uint64_t *acks_in;
+	uint64_t *window_updates;    /* ACKs sent as the window reopened */
 	uint64_t *path_failures;     /* paths given up after probe timeouts */
 	uint64_t *peers_connected;   /* gauge */
 	uint64_t *peers_known;	     /* gauge */
@@ -115,6 +116,8 @@ struct core {
 	core_drain_fn *drain_cb;
 	void *drain_cb_cls;
 	uint64_t rx_backlog; /* bytes the service still owes its clients */
+	uint32_t rwnd_told;  /* least window an ACK told since the last
+			      * window update (tx_window_opened) */
 	bool rx_paused;	     /* stream sessions are not being read */
 
 	struct map *peers;	  /* peer id -> struct peer */

@@ -57,7 +57,7 @@ core_counters_init(struct core *core)
 		C(msg_bad), C(send_no_link), C(send_queue_full),
 		C(frames_lost), C(frag_out), C(frag_retx), C(frag_in),
 		C(reasm_done), C(reasm_dropped), C(msgs_abandoned),
-		C(acks_out), C(acks_in),
+		C(acks_out), C(acks_in), C(window_updates),
 		C(path_failures), C(peers_connected), C(peers_known),
 		C(peers_evicted), C(peers_expired), C(emu_dropped),
 		C(queue_bytes),

@@ -102,6 +102,7 @@ struct peer {
 	bool want_link;		 /* keep trying to link */
 	struct sendq q;		 /* outgoing messages */
 	struct acktrack acks;	 /* frames received, to acknowledge */
+	uint32_t rwnd_told;	 /* receive window our last ACK told it */
 	struct inflight fl;	 /* frames sent over unreliable paths */
 	struct cc cc;		 /* congestion window */
 	struct reasm_set rs;	 /* half-received large messages */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct core;
 struct path;
 struct peer;
 struct transport;
@@ -46,6 +47,9 @@ void tx_on_ack(struct peer *p, const uint8_t *msg, size_t len);
  * comes without a session: its ACK goes back over the best path). */
 void tx_on_frame(struct peer *p, const struct transport *t, uint64_t counter,
     bool eliciting);
+/* The service's backlog fell: peers told a window smaller by a quarter
+ * of RECV_WINDOW or more than the one we have now get an ACK with it. */
+void tx_window_opened(struct core *core);
 /* Keepalives and link timeouts, from the maintenance tick. */
 void tx_peer_tick(struct peer *p, uint64_t now_us);
 /* The core's scratch for building one unit (free with free()). */

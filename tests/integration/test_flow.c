@@ -4,9 +4,10 @@
  * 4): a 1 MiB message crosses UDP with 5 % emulated loss intact; a burst
  * of small messages arrives complete in far fewer datagrams; a receiver
  * that stops reading makes its sender's queue hit its bound with memory
- * bounded, and traffic resumes when it continues; a restarted sender's
- * frames are acknowledged at once, and a restarted receiver is not sent
- * the rest of messages its old session had begun.
+ * bounded, and traffic resumes when it continues; a receiver whose
+ * client took its backlog tells its idle sender the window opened; a
+ * restarted sender's frames are acknowledged at once, and a restarted
+ * receiver is not sent the rest of messages its old session had begun.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -57,6 +58,24 @@ send_intact(struct harness_daemon *from, struct harness_daemon *to,
 	ck_assert_int_eq(ferry_receive(l, &m, timeout_ms), 0);
 	ck_assert_uint_eq(m.len, len);
 	ck_assert_int_eq(memcmp(m.data, msg, len), 0);
+}
+
+/* The value of counter name of d once it has not moved for quiet_ms. */
+static uint64_t
+settled_stat(struct harness_daemon *d, const char *name, unsigned quiet_ms)
+{
+	uint64_t v = mesh_stat(d, name), end = harness_now_ms() + 20000;
+
+	for (;;) {
+		uint64_t now;
+
+		harness_sleep_ms(quiet_ms);
+		now = mesh_stat(d, name);
+		if (now == v)
+			return v;
+		v = now;
+		ck_assert_msg(harness_now_ms() < end, "%s never settles", name);
+	}
 }
 
 START_TEST(test_1mib_over_lossy_udp)
@@ -242,6 +261,44 @@ END_TEST
  * ACK until its counter caught up with the old one (a UDP path stalled
  * for a minute after every restart in the soak).
  */
+/* A sender learns the receiver's window only from ACKs. Two 1 MiB
+ * messages wait for a client that does not read: the last ACKs tell a
+ * window of well under half of RECV_WINDOW. When the client takes them,
+ * the receiver says the window is open again (a window update) although
+ * nothing new arrived; before, the idle sender kept the small window,
+ * and its next 1 MiB stopped there and waited a round trip. */
+START_TEST(test_window_update_after_drain)
+{
+	enum { SIZE = 1024 * 1024 };
+	struct harness_daemon *d[2];
+	struct ferry_client *l;
+	struct harness *h;
+	uint8_t *msg = random_msg(SIZE);
+	struct ferry_message m;
+	uint64_t acks, updates;
+
+	ck_assert_int_eq(harness_new("window-update", &h), 0);
+	pair(h, d, NULL);
+	l = mesh_listener(d[1]);
+	mesh_send(d[0], d[1], msg, SIZE);
+	mesh_send(d[0], d[1], msg, SIZE);
+	ck_assert(mesh_wait_stat(d[1], "core.reasm_done", 2, 10000));
+	acks = settled_stat(d[0], "core.acks_in", 500);
+	updates = settled_stat(d[1], "core.window_updates", 200);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(ferry_receive(l, &m, 5000), 0);
+		ck_assert_uint_eq(m.len, SIZE);
+		ck_assert_int_eq(memcmp(m.data, msg, SIZE), 0);
+	}
+	ck_assert(mesh_wait_stat(d[1], "core.window_updates", updates + 1,
+	    5000));
+	ck_assert(mesh_wait_stat(d[0], "core.acks_in", acks + 1, 5000));
+	ferry_client_close(l);
+	free(msg);
+	harness_free(h);
+}
+END_TEST
+
 START_TEST(test_restarted_sender_acked)
 {
 	enum { SIZE = 1024 * 1024, FRAMES = 20000 };
@@ -331,6 +388,7 @@ flow_suite(void)
 	tcase_add_test(tc, test_burst_shares_datagrams);
 	tcase_add_test(tc, test_stopped_receiver_bounds_sender);
 	tcase_add_test(tc, test_slow_client_over_tcp_loses_nothing);
+	tcase_add_test(tc, test_window_update_after_drain);
 	tcase_add_test(tc, test_restarted_sender_acked);
 	tcase_add_test(tc, test_restarted_receiver_no_orphans);
 	suite_add_tcase(s, tc);

@@ -2,8 +2,8 @@
 /*
  * Acknowledgements (src/core/ack.c). Receiver: the ranges of counters
  * seen (in order, gaps, holes filled by reordering, duplicates, more gaps
- * than ACK_MAX_RANGES, ACK_HISTORY), when an ACK is due, and the ACK
- * written and decoded back; every malformed ACK refused. Sender: frames
+ * than ACK_MAX_RANGES, ACK_HISTORY), when an ACK is due (also as a
+ * window update), and the ACK written and decoded back; every malformed ACK refused. Sender: frames
  * in flight settle as acknowledged or lost by the packet and time
  * thresholds, RTT samples, losing everything, and the ring growing.
  */
@@ -197,6 +197,30 @@ START_TEST(test_ack_scheduling)
 	acktrack_on_frame(&at, 3, true, 1600, DELAY_US);
 	ck_assert(at.deadline_us == 1600);
 	ck_assert(at.largest_at_us == 1500); /* 3 is not the largest */
+}
+END_TEST
+
+/* A window update: an ACK owed although nothing new came, repeating the
+ * ranges with the window of now; nothing before the first frame. */
+START_TEST(test_force)
+{
+	uint8_t buf[ACK_MAX_SIZE];
+	struct ack_msg a;
+	size_t n;
+
+	acktrack_force(&at, 900);
+	ck_assert(!acktrack_pending(&at));
+	feed((const uint64_t[]){ 0, 1 }, 2);
+	ck_assert_uint_gt(acktrack_write(&at, buf, sizeof(buf), 100, 1000), 0);
+	ck_assert(!acktrack_pending(&at));
+	acktrack_force(&at, 2000);
+	ck_assert(acktrack_pending(&at));
+	ck_assert(at.deadline_us == 2000);
+	n = acktrack_write(&at, buf, sizeof(buf), 4096, 2000);
+	ck_assert_int_eq(ack_decode(buf, n, &a), 0);
+	ck_assert_uint_eq(a.rwnd, 4096);
+	ck_assert(a.n == 1 && a.lo[0] == 0 && a.hi[0] == 1);
+	ck_assert(!acktrack_pending(&at));
 }
 END_TEST
 
@@ -650,6 +674,7 @@ test_suite(void)
 	tcase_add_test(tc, test_duplicates);
 	tcase_add_test(tc, test_too_many_gaps);
 	tcase_add_test(tc, test_history);
+	tcase_add_test(tc, test_force);
 	tcase_add_test(tc, test_history_near_top);
 	tcase_add_test(tc, test_ack_scheduling);
 	tcase_add_test(tc, test_write_decode);
