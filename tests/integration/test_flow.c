@@ -253,14 +253,6 @@ START_TEST(test_slow_client_over_tcp_loses_nothing)
 }
 END_TEST
 
-/*
- * A sender that is killed and started again numbers its frames afresh
- * while its peer stays up. The peer must acknowledge the new session's
- * frames at once: it once kept the old session's ACK ranges, dropped the
- * new, low counters as older than its ACK history, and the sender got no
- * ACK until its counter caught up with the old one (a UDP path stalled
- * for a minute after every restart in the soak).
- */
 /* A sender learns the receiver's window only from ACKs. Two 1 MiB
  * messages wait for a client that does not read: the last ACKs tell a
  * window of well under half of RECV_WINDOW. When the client takes them,
@@ -299,6 +291,14 @@ START_TEST(test_window_update_after_drain)
 }
 END_TEST
 
+/*
+ * A sender that is killed and started again numbers its frames afresh
+ * while its peer stays up. The peer must acknowledge the new session's
+ * frames at once: it once kept the old session's ACK ranges, dropped the
+ * new, low counters as older than its ACK history, and the sender got no
+ * ACK until its counter caught up with the old one (a UDP path stalled
+ * for a minute after every restart in the soak).
+ */
 START_TEST(test_restarted_sender_acked)
 {
 	enum { SIZE = 1024 * 1024, FRAMES = 20000 };

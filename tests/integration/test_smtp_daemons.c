@@ -7,9 +7,9 @@
  * messages both ways, with Maildir and with FIFO inboxes; foreign mail in
  * an inbox is ignored; a pair on a machine that has just booted links
  * as fast; and a flood of HELOs naming one e-mail address makes at most
- * one mail to it. And the paper's reason for all this: a
- * peer behind a NAT, reached by mail, connects out over TCP and the mail
- * falls silent. The plugin's mail format is compiled in to mail units
+ * one mail to it. And the paper's reason for all this: a peer behind a
+ * NAT, reached by mail, connects out over TCP and the mail falls
+ * silent. The plugin's mail format is compiled in to mail units
  * the way anyone who knows a HELO can. Without the fixture the tests skip,
  * saying so, unless FERRY_REQUIRE_MTA=1.
  */
@@ -24,11 +24,11 @@
 
 #include <ferry/client.h>
 
+#include "asuser.h"
 #include "core/helo.h"
 #include "core/identity.h"
 #include "harness.h"
 #include "lib/crc32.h"
-#include "asuser.h"
 #include "mesh.h"
 #include "../mta/mta.h"
 
