@@ -262,9 +262,17 @@ relay_on_message(void *cls, const struct ferry_peer_id *peer, uint16_t type,
 	for (size_t i = 0; i < n; i++) {
 		struct client *c = clients[i];
 
-		/* The whole message or nothing: reserving first means the
-		 * pieces cannot be cut apart by a failed allocation. */
-		if (buf_size(&c->out) + need > svc->cfg.client_buffer ||
+		/*
+		 * A client is given a message while less than CLIENT_BUFFER
+		 * waits for it, however large the message: a bound on the
+		 * output after it could not be met by a message of
+		 * FERRY_APP_MSG_MAX plus its framing, nor by a reading client
+		 * that still holds the tail of the one before. So a client
+		 * holds at most CLIENT_BUFFER plus one message. The whole
+		 * message or nothing: reserving first means the pieces cannot
+		 * be cut apart by a failed allocation.
+		 */
+		if (buf_size(&c->out) >= svc->cfg.client_buffer ||
 		    buf_reserve(&c->out, need) == NULL) {
 			(*svc->c.recv_dropped)++;
 			continue;

@@ -8,6 +8,8 @@
  * client took its backlog tells its idle sender the window opened; a
  * restarted sender's frames are acknowledged at once, and a restarted
  * receiver is not sent the rest of messages its old session had begun.
+ * And the largest message the documentation allows, FERRY_APP_MSG_MAX
+ * bytes, crosses UDP and TCP with the default configuration (issue 11).
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -377,6 +379,48 @@ START_TEST(test_restarted_receiver_no_orphans)
 }
 END_TEST
 
+/*
+ * Exactly FERRY_APP_MSG_MAX bytes, from a client's SEND through both
+ * daemons to a registered client, with nothing configured but the
+ * transport. A message this large plus its RECEIVE framing is more than
+ * the default CLIENT_BUFFER, which used to drop it at the receiver.
+ */
+static void
+largest_message(const char *transport)
+{
+	struct harness_daemon *d[2];
+	struct ferry_client *l;
+	struct harness *h;
+	uint8_t *msg = random_msg(FERRY_APP_MSG_MAX);
+
+	ck_assert_int_eq(harness_new("largest", &h), 0);
+	mesh_start(h, d, 2, transport, NULL);
+	mesh_wait_peers(h, d[0], 1, LINK_MS);
+	mesh_wait_peers(h, d[1], 1, LINK_MS);
+	l = mesh_listener(d[1]);
+	send_intact(d[0], d[1], l, msg, FERRY_APP_MSG_MAX, 60000);
+	/* And again, in case a first one left state behind. */
+	msg[0] ^= 0xff;
+	send_intact(d[0], d[1], l, msg, FERRY_APP_MSG_MAX, 60000);
+	ck_assert_uint_eq(mesh_stat(d[1], "service.recv_dropped"), 0);
+	ck_assert_uint_eq(mesh_stat(d[1], "service.recv_delivered"), 2);
+	ferry_client_close(l);
+	harness_free(h);
+	free(msg);
+}
+
+START_TEST(test_largest_message_udp)
+{
+	largest_message("udp");
+}
+END_TEST
+
+START_TEST(test_largest_message_tcp)
+{
+	largest_message("tcp");
+}
+END_TEST
+
 static Suite *
 flow_suite(void)
 {
@@ -391,6 +435,12 @@ flow_suite(void)
 	tcase_add_test(tc, test_window_update_after_drain);
 	tcase_add_test(tc, test_restarted_sender_acked);
 	tcase_add_test(tc, test_restarted_receiver_no_orphans);
+	suite_add_tcase(s, tc);
+	/* A case of its own, so that CK_RUN_CASE=largest runs just these. */
+	tc = tcase_create("largest");
+	tcase_set_timeout(tc, 150);
+	tcase_add_test(tc, test_largest_message_udp);
+	tcase_add_test(tc, test_largest_message_tcp);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,7 +9,8 @@
  * as fast; and a flood of HELOs naming one e-mail address makes at most
  * one mail to it. And the paper's reason for all this: a peer behind a
  * NAT, reached by mail, connects out over TCP and the mail falls
- * silent. The plugin's mail format is compiled in to mail units
+ * silent. The largest message the documentation allows,
+ * FERRY_APP_MSG_MAX bytes, arrives by mail too. The plugin's mail format is compiled in to mail units
  * the way anyone who knows a HELO can. Without the fixture the tests skip,
  * saying so, unless FERRY_REQUIRE_MTA=1.
  */
@@ -142,6 +143,27 @@ acked_by_mail(struct harness *h, struct harness_daemon *d[2])
 	ferry_client_close(l0);
 }
 
+/* Exactly FERRY_APP_MSG_MAX bytes by mail (issue 11): larger than any
+ * one mail may be, so it travels as fragments in several. */
+static void
+largest_by_mail(struct harness *h, struct harness_daemon *d[2])
+{
+	struct ferry_client *l1 = mesh_listener(d[1]);
+	uint8_t *msg = malloc(FERRY_APP_MSG_MAX);
+	uint64_t t0 = harness_now_ms();
+
+	ck_assert_ptr_nonnull(msg);
+	randombytes_buf(msg, FERRY_APP_MSG_MAX);
+	mesh_send(d[0], d[1], msg, FERRY_APP_MSG_MAX);
+	mesh_expect(h, l1, d[0], msg, FERRY_APP_MSG_MAX, 4 * MSG_MS);
+	fprintf(stderr, "smtp daemons: %u bytes in %llu ms\n",
+	    FERRY_APP_MSG_MAX, (unsigned long long)(harness_now_ms() - t0));
+	ck_assert_uint_eq(mesh_stat(d[1], "service.recv_dropped"), 0);
+	ck_assert_uint_ge(mesh_stat(d[1], "smtp.rx_mails"), 2);
+	ferry_client_close(l1);
+	free(msg);
+}
+
 static void
 two_daemons(bool fifo)
 {
@@ -158,6 +180,7 @@ two_daemons(bool fifo)
 	link_up(h, d);
 	exchange(h, d, 5);
 	acked_by_mail(h, d);
+	largest_by_mail(h, d);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_uint_eq(mesh_stat(d[i], "core.enc_bad"), 0);
 		ck_assert_uint_ge(mesh_stat(d[i], "smtp.rx_mails"), 5);
