@@ -173,7 +173,7 @@ ping_main(struct cli *cli, int argc, char **argv)
 		        &v) == 0)
 			o.count = (uint32_t)v;
 		else if (c == 's' &&
-		    cli_parse_uint(cli, "--size", optarg, 0, 60000, &v) == 0)
+		    cli_parse_uint(cli, "--size", optarg, 0, UINT16_MAX, &v) == 0)
 			o.size = (uint16_t)v;
 		else if (c == 'i' &&
 		    cli_parse_uint(cli, "--interval", optarg, 0, 3600000, &v) ==

@@ -17,6 +17,8 @@
 #include <event2/event.h>
 
 #include "lib/log.h"
+#include "lib/time.h"
+#include "lib/wire.h"
 
 static void client_on_read(evutil_socket_t fd, short what, void *cls);
 static void client_on_write(evutil_socket_t fd, short what, void *cls);
@@ -94,12 +96,48 @@ client_free(struct client *c)
 	service_client_gone(svc);
 }
 
-void
-client_drop(struct client *c, const char *why)
+int
+client_drop(struct client *c, uint32_t req_id, int status, const char *why)
 {
 	(*c->svc->c.malformed)++;
-	log_info("client fd %d (pid %ld, uid %lu): %s; disconnecting", c->fd,
+	service_log_policy(c->svc,
+	    "client fd %d (pid %ld, uid %lu): %s; disconnecting", c->fd,
 	    (long)c->cred.pid, (unsigned long)c->cred.uid, why);
+	/* Told why, so that a client under development need not read the
+	 * daemon's log; a RESULT that cannot be queued is not worth more
+	 * than the disconnect itself. */
+	(void)reply_result(c, req_id, status, why);
+	c->closing = true;
+	c->closing_until_us = time_mono_us() + SERVICE_LINGER_US;
+	return status;
+}
+
+void
+client_end(struct client *c)
+{
+	if (!c->closing) {
+		client_free(c);
+		return;
+	}
+	/* Nothing more comes in or is queued: only the output goes on. */
+	relay_client_gone(c);
+	ping_client_gone(c);
+	if (c->reading)
+		(void)event_del(c->ev_read);
+	c->reading = false;
+	buf_done(&c->in);
+	if (client_flush(c) < 0 || buf_size(&c->out) == 0)
+		client_free(c);
+}
+
+/* The write side of a client cut off for a protocol violation: it goes
+ * once its output is written, fails, or SERVICE_LINGER_US has passed. */
+static void
+client_linger(struct client *c, short what)
+{
+	if (!(what & EV_WRITE) || time_mono_us() >= c->closing_until_us ||
+	    client_flush(c) < 0 || buf_size(&c->out) == 0)
+		client_free(c);
 }
 
 static bool
@@ -113,7 +151,7 @@ client_update_reading(struct client *c)
 {
 	/* Requests not yet answered stay in the kernel's socket buffer, not
 	 * ours: read only when what was read before is (nearly) handled. */
-	bool want = !c->blocked && !client_out_full(c) &&
+	bool want = !c->blocked && !client_out_full(c) && !c->closing &&
 	    !c->shutdown_requested && buf_size(&c->in) < SERVICE_READ_CHUNK;
 
 	if (want == c->reading)
@@ -160,22 +198,27 @@ client_frame(struct client *c, const struct msg_frame *f)
 	char why[96];
 	int r;
 
-	if (!msgparse_chunk_allows(&c->chunks, f->type)) {
-		client_drop(c, "request interleaved with a chunked SEND");
-		return -EBADMSG;
-	}
+	if (!msgparse_chunk_allows(&c->chunks, f->type))
+		return client_drop(c, msgparse_req_id(f), -EBADMSG,
+		    "request interleaved with a chunked SEND");
 	r = msgparse_request(f, &req);
 	if (r == -EOPNOTSUPP) {
 		(*c->svc->c.unknown_type)++;
 		return reply_result(c, msgparse_req_id(f), -EOPNOTSUPP,
 		    "unknown request type");
 	}
+	if (r == -EMSGSIZE) {
+		/* Only a SEND says so, and only with its fixed part whole. */
+		(void)snprintf(why, sizeof(why),
+		    "SEND of a message of %lu bytes, over FERRY_APP_MSG_MAX",
+		    (unsigned long)wire_get32(f->p + 44));
+		return client_drop(c, msgparse_req_id(f), r, why);
+	}
 	if (r < 0) {
 		(void)snprintf(why, sizeof(why),
 		    "malformed %s request (type 0x%04x, %u bytes)",
 		    client_type_name(f->type), f->type, f->size);
-		client_drop(c, why);
-		return r;
+		return client_drop(c, msgparse_req_id(f), r, why);
 	}
 	return requests_dispatch(c, &req);
 }
@@ -190,10 +233,8 @@ client_process(struct client *c)
 		r = msgparse_frame(buf_head(&c->in), buf_size(&c->in), &f);
 		if (r == 0)
 			break;
-		if (r < 0) {
-			client_drop(c, "frame size field below 4");
-			return r;
-		}
+		if (r < 0)
+			return client_drop(c, 0, r, "frame size field below 4");
 		r = client_frame(c, &f);
 		if (r < 0)
 			return r;
@@ -325,7 +366,7 @@ client_on_read(evutil_socket_t fd, short what, void *cls)
 	buf_commit(&c->in, (size_t)n);
 	(*c->svc->c.bytes_in) += (uint64_t)n;
 	if (client_work(c) < 0) {
-		client_free(c);
+		client_end(c);
 		return;
 	}
 	client_update_reading(c);
@@ -337,6 +378,10 @@ client_on_write(evutil_socket_t fd, short what, void *cls)
 	struct client *c = cls;
 
 	(void)fd;
+	if (c->closing) {
+		client_linger(c, what);
+		return;
+	}
 	/*
 	 * The core stops reading from peers while clients' output exceeds
 	 * RECV_WINDOW, so that slow clients catch up instead of losing
@@ -359,7 +404,7 @@ client_on_write(evutil_socket_t fd, short what, void *cls)
 	}
 	/* Requests held back while replies piled up can go on now. */
 	if (client_work(c) < 0) {
-		client_free(c);
+		client_end(c);
 		return;
 	}
 	client_update_reading(c);

@@ -57,8 +57,9 @@ msgparse_send(const struct msg_frame *f, struct msg_send *s)
 	s->offset = wire_get32(p + 48);
 	s->data = p + FERRY_C_SEND_FIXED;
 	s->len = (size_t)f->size - FERRY_C_SEND_FIXED;
-	if (s->total_len > FERRY_APP_MSG_MAX || s->offset > s->total_len ||
-	    s->len > s->total_len - s->offset)
+	if (s->total_len > FERRY_APP_MSG_MAX)
+		return -EMSGSIZE;
+	if (s->offset > s->total_len || s->len > s->total_len - s->offset)
 		return -EBADMSG;
 	return 0;
 }
@@ -100,6 +101,7 @@ msgparse_ping(const struct msg_frame *f, struct msg_ping *ping)
 	memcpy(ping->peer.bytes, p + 8, FERRY_PEER_ID_LEN);
 	ping->count = wire_get32(p + 40);
 	ping->payload_len = wire_get16(p + 44);
+	ping->reserved = wire_get16(p + 46);
 	ping->timeout_ms = wire_get32(p + 48);
 	return 0;
 }

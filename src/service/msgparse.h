@@ -52,6 +52,7 @@ struct msg_ping {
 	struct ferry_peer_id peer; /* whom to ping */
 	uint32_t count;            /* round trips */
 	uint16_t payload_len;      /* bytes each */
+	uint16_t reserved;         /* must be 0 (the handler checks) */
 	uint32_t timeout_ms;       /* per round trip */
 };
 
@@ -97,10 +98,12 @@ uint32_t msgparse_req_id(const struct msg_frame *f);
 
 /*
  * Decodes any request frame. 0 with *ret filled; -EOPNOTSUPP for a type
- * that is not a request (answer with RESULT); -EBADMSG for a frame whose
- * layout is wrong: fixed-size request of another size, truncated field,
- * SEND piece outside its message or message above FERRY_APP_MSG_MAX, an
- * odd-length type list, an empty or NUL-holding URI.
+ * that is not a request (answer with RESULT); -EMSGSIZE for a SEND whose
+ * total_len is above FERRY_APP_MSG_MAX (its fixed part is whole);
+ * -EBADMSG for a frame whose layout is wrong: fixed-size request of
+ * another size, truncated field, SEND piece outside its message, an
+ * odd-length type list, an empty or NUL-holding URI. Both negative
+ * verdicts cut the client off.
  */
 int msgparse_request(const struct msg_frame *f, struct msg_req *ret);
 

@@ -54,9 +54,18 @@ int
 ping_request(struct client *c, const struct msg_req *req)
 {
 	const struct msg_ping *m = &req->u.ping;
-	struct svc_ping *ping = calloc(1, sizeof(*ping));
+	struct svc_ping *ping;
 	int r;
 
+	/* Refused rather than ignored: a later version may give the field
+	 * a meaning, and a count of 0 or a timeout of 0 asks for nothing. */
+	if (m->reserved != 0)
+		return reply_result(c, req->req_id, -EINVAL,
+		    "reserved field not 0");
+	if (m->count == 0 || m->timeout_ms == 0)
+		return reply_result(c, req->req_id, -EINVAL,
+		    "count and timeout_ms must not be 0");
+	ping = calloc(1, sizeof(*ping));
 	if (ping == NULL)
 		return reply_result(c, req->req_id, -ENOMEM, NULL);
 	ping->client = c;

@@ -64,9 +64,6 @@ relay_count(struct service *svc, int r)
 	case -EAGAIN:
 		(*svc->c.send_again)++;
 		break;
-	case -EMSGSIZE:
-		(*svc->c.send_msgsize)++;
-		break;
 	case -EINVAL:
 		(*svc->c.send_inval)++;
 		break;
@@ -86,18 +83,29 @@ relay_deliver(struct client *c, uint32_t req_id,
     const struct ferry_peer_id *peer, uint16_t type, const void *data,
     size_t len, bool from_reasm)
 {
-	int r = -EINVAL;
+	const char *why = NULL;
+	int r;
 
-	if (type >= FERRY_APP_TYPE_MIN)
+	if (type < FERRY_APP_TYPE_MIN) {
+		r = -EINVAL;
+		why = "reserved message type";
+	} else if (c->reasm_flags != 0) {
+		r = -EINVAL;
+		why = "unknown SEND flags";
+	} else if (memcmp(peer, core_identity(c->svc->core),
+	               sizeof(*peer)) == 0) {
+		r = -ENOTCONN;
+		why = "that is this daemon's own peer id";
+	} else {
 		r = core_send(c->svc->core, peer, type, data, len);
+	}
 	if (r == -EAGAIN && req_id == 0) {
 		relay_block(c, peer, type, req_id, from_reasm);
 		return 1;
 	}
 	relay_count(c->svc, r);
 	if (req_id != 0)
-		return reply_result(c, req_id, r,
-		    r == -EINVAL ? "reserved message type" : NULL);
+		return reply_result(c, req_id, r, why);
 	return 0;
 }
 
@@ -116,10 +124,14 @@ relay_send(struct client *c, const struct msg_req *req)
 	const struct msg_send *s = &req->u.send;
 	int piece = msgparse_chunk(&c->chunks, s), r;
 
-	if (piece < 0) {
-		client_drop(c, "SEND piece out of sequence");
-		return piece;
-	}
+	if (piece < 0)
+		return client_drop(c, s->req_id, piece,
+		    "SEND piece out of sequence");
+	if (piece == MSGPARSE_WHOLE || piece == MSGPARSE_FIRST)
+		c->reasm_flags = 0;
+	/* Flags this daemon does not know might change what the client
+	 * means by the message: refused, never ignored. */
+	c->reasm_flags |= s->flags;
 	if (piece == MSGPARSE_WHOLE)
 		return relay_deliver(c, s->req_id, &s->peer, s->app_type,
 		    s->data, s->len, false);
@@ -189,7 +201,7 @@ relay_resume_matching(struct service *svc, const struct ferry_peer_id *peer)
 		TAILQ_REMOVE(&ready, c, blink);
 		c->blocked = false;
 		if (relay_resume(c) < 0)
-			client_free(c);
+			client_end(c);
 	}
 }
 

@@ -28,7 +28,11 @@
 /* A client whose socket has not taken a byte for this long has stopped
  * reading: its output no longer holds peers back (client_backlog_add). */
 #define SERVICE_STALL_US         (1000u * 1000)
-/* Log lines about refused clients and requests: a burst, then per second. */
+/* A client cut off for a protocol violation is closed once the RESULT
+ * saying why is written, or after this long. */
+#define SERVICE_LINGER_US        (2000u * 1000)
+/* Log lines about refused clients and requests and about clients cut off
+ * for a protocol violation: a burst, then per second. */
 #define SERVICE_POLICY_LOG_BURST 5
 #define SERVICE_POLICY_LOG_RATE  1.0
 
@@ -62,7 +66,6 @@ struct svc_counters {
 	uint64_t *send_ok;          /* messages core_send took */
 	uint64_t *send_notconn;     /* -ENOTCONN */
 	uint64_t *send_again;       /* -EAGAIN reported to the client */
-	uint64_t *send_msgsize;     /* -EMSGSIZE */
 	uint64_t *send_inval;       /* reserved app type */
 	uint64_t *send_other;       /* any other error */
 	uint64_t *send_blocked;     /* clients paused by back-pressure */
@@ -114,12 +117,15 @@ struct client {
 	struct buf out;           /* frames not yet written */
 	struct msg_chunks chunks; /* SEND sequence in progress */
 	struct buf reasm;         /* its bytes so far */
+	uint16_t reasm_flags;     /* flags of its pieces, ORed */
 	bool blocked;             /* a message waits for peer's queue */
 	bool blocked_reasm;       /* it is in reasm, not at in's head */
 	struct ferry_peer_id blocked_peer;
 	uint16_t blocked_type;   /* app type of a reassembled one */
 	uint32_t blocked_req_id; /* its req_id */
 	bool shutdown_requested; /* SHUTDOWN read; nothing more is */
+	bool closing;            /* cut off: output drains, then it goes */
+	uint64_t closing_until_us; /* monotonic bound on that */
 	bool shutdown_done;      /* on_shutdown was called */
 	uint64_t *types;         /* bitmap of registered app types (64 Ki
 				  * bits), allocated on the first REGISTER */
@@ -141,7 +147,8 @@ void service_client_gone(struct service *svc);
 /* Adds delta (may be negative) to the bytes queued for clients and tells
  * the core. */
 void service_backlog_add(struct service *svc, int64_t delta);
-/* Logs a refused client or request at notice level, rate-limited across
+/* Logs a refused client or request, or a client cut off, at notice
+ * level, rate-limited across
  * all clients (SERVICE_POLICY_LOG_*), saying how many lines were held
  * back since the last one. */
 void service_log_policy(struct service *svc, const char *fmt, ...)
@@ -161,8 +168,16 @@ int client_new(struct service *svc, int fd, struct policy_cred *cred,
     enum policy_level level, struct client **ret);
 /* Flushes nothing; frees everything; unlinks from the service. */
 void client_free(struct client *c);
-/* Cuts a client off for a protocol violation with one log line. */
-void client_drop(struct client *c, const char *why);
+/* Cuts a client off for a protocol violation: counts it, logs one
+ * rate-limited line, queues RESULT {req_id, status, why} and marks it
+ * closing. Returns status, which the caller passes on so that
+ * client_end() is reached. */
+int client_drop(struct client *c, uint32_t req_id, int status,
+    const char *why);
+/* Ends a client after client_work() failed: frees it at once, or, when it
+ * was cut off by client_drop(), stops everything but its output and frees
+ * it once that is written (at most SERVICE_LINGER_US). */
+void client_end(struct client *c);
 /* Parses and handles buffered frames until they run out or the client
  * blocks. Negative: the client must be freed (already logged). */
 int client_process(struct client *c);

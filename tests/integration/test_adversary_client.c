@@ -9,7 +9,10 @@
  * time (what the daemon holds for them stays bounded), frames left
  * half-sent, oversized frames (cut off), and a REGISTER as long as a
  * frame allows; and, as a control, an honest client that pipelines more
- * requests than CLIENT_BUFFER holds answers for gets every answer. Throughout, a well-behaved client gets its STATUS
+ * requests than CLIENT_BUFFER holds answers for gets every answer. A
+ * client cut off is told why in a RESULT first, and the daemon's log
+ * says so at its default level, a few lines a second however many
+ * clients misbehave. Throughout, a well-behaved client gets its STATUS
  * answers within a bound and its messages, which a hostile peer linked
  * to the daemon keeps sending.
  */
@@ -833,6 +836,107 @@ START_TEST(test_client_huge_register_no_stall)
 }
 END_TEST
 
+/* Lines of d's log that contain needle. */
+static unsigned
+log_count(const struct harness_daemon *d, const char *needle)
+{
+	char *log = harness_daemon_log(d), *p;
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(log);
+	for (p = log; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	free(log);
+	return n;
+}
+
+/* Expects RESULT {req_id, status} with text in it, then the close. */
+static void
+expect_cut_off(int fd, uint32_t req_id, int status, const char *text)
+{
+	static uint8_t buf[65536];
+	ssize_t n = raw_frame(fd, buf, sizeof(buf), 5000);
+
+	ck_assert_int_gt(n, 12);
+	ck_assert_uint_eq(wire_get16(buf + 2), FERRY_C_RESULT);
+	ck_assert_uint_eq(wire_get32(buf + 4), req_id);
+	ck_assert_int_eq((int32_t)wire_get32(buf + 8), status);
+	ck_assert_msg(memmem(buf + 12, (size_t)n - 12, text, strlen(text)),
+	    "RESULT does not say \"%s\"", text);
+	ck_assert_msg(raw_closed(fd, 5000), "not disconnected after RESULT");
+	(void)close(fd);
+}
+
+/*
+ * A malformed frame gets RESULT -EBADMSG naming what was wrong, a SEND
+ * of a message over FERRY_APP_MSG_MAX RESULT -EMSGSIZE, and then the
+ * connection closes; the daemon, at its default log level, names the
+ * client's pid. Forty bad clients in a row make a handful of lines and
+ * say how many were held back.
+ */
+START_TEST(test_client_told_why)
+{
+	enum { FLOOD = 40 };
+	uint8_t f[FERRY_C_SEND_FIXED + 4];
+	char pid_text[32];
+	uint64_t malformed0;
+	unsigned lines;
+	struct fix fx;
+	int fd;
+
+	fix_setup(&fx, "cli-why", NULL, 605);
+	malformed0 = stat_of(&fx, "service.malformed");
+	/* A STATUS request one byte too long. */
+	fd = raw_open(fx.d->socket);
+	ck_assert_int_ge(fd, 0);
+	memset(f, 0, sizeof(f));
+	wire_put_hdr(f, REQ_SIZE + 1, FERRY_C_STATUS_REQ);
+	wire_put32(f + 4, 77);
+	raw_write(fd, f, REQ_SIZE + 1);
+	expect_cut_off(fd, 77, -EBADMSG, "malformed STATUS request");
+	(void)snprintf(pid_text, sizeof(pid_text), "(pid %ld,", (long)getpid());
+	ck_assert_int_eq(harness_daemon_wait_log(fx.d, pid_text, 5000), 0);
+	ck_assert(harness_daemon_log_has(fx.d, "malformed STATUS request"));
+	/* A SEND of one byte more than the largest message. */
+	fd = raw_open(fx.d->socket);
+	ck_assert_int_ge(fd, 0);
+	wire_put_hdr(f, sizeof(f), FERRY_C_SEND);
+	wire_put32(f + 4, 78);
+	memcpy(f + 8, fx.d->id.bytes, FERRY_PEER_ID_LEN);
+	wire_put16(f + 40, MESH_APP_TYPE);
+	wire_put32(f + 44, FERRY_APP_MSG_MAX + 1);
+	wire_put32(f + 48, 0);
+	raw_write(fd, f, sizeof(f));
+	expect_cut_off(fd, 78, -EMSGSIZE, "over FERRY_APP_MSG_MAX");
+	/* A flood of frames with a size field of 2. */
+	harness_sleep_ms(1500);
+	for (unsigned i = 0; i < FLOOD; i++) {
+		fd = raw_open(fx.d->socket);
+		ck_assert_int_ge(fd, 0);
+		wire_put_hdr(f, 2, FERRY_C_STATUS_REQ);
+		raw_write(fd, f, REQ_SIZE);
+		expect_cut_off(fd, 0, -EBADMSG, "size field below 4");
+	}
+	ck_assert_uint_eq(stat_of(&fx, "service.malformed") - malformed0,
+	    2 + FLOOD);
+	lines = log_count(fx.d, "size field below 4");
+	ck_assert_msg(lines >= 1 && lines < FLOOD / 2,
+	    "%u log lines for %u bad clients", lines, FLOOD);
+	/* The next line after a pause tells of those held back. */
+	harness_sleep_ms(1500);
+	fd = raw_open(fx.d->socket);
+	ck_assert_int_ge(fd, 0);
+	wire_put_hdr(f, 2, FERRY_C_STATUS_REQ);
+	raw_write(fd, f, REQ_SIZE);
+	expect_cut_off(fd, 0, -EBADMSG, "size field below 4");
+	ck_assert_int_eq(harness_daemon_wait_log(fx.d,
+	                     "more such lines suppressed", 5000),
+	    0);
+	well_behaved(&fx);
+	fix_done(&fx);
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
@@ -848,6 +952,7 @@ client_suite(void)
 	tcase_add_test(tc, test_client_pipelined_late_reader);
 	tcase_add_test(tc, test_client_partial_and_oversized);
 	tcase_add_test(tc, test_client_huge_register_no_stall);
+	tcase_add_test(tc, test_client_told_why);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -336,12 +336,16 @@ make_send(uint8_t *p, uint32_t total, uint32_t offset, size_t len)
 	return FERRY_C_SEND_FIXED + len;
 }
 
+/* The daemon says why in a RESULT with status, then closes: nothing but
+ * EOF (or a reset) comes after it. */
 static void
-assert_cut_off(int fd)
+assert_cut_off(int fd, int status)
 {
-	uint8_t buf[256];
+	uint8_t buf[512];
 
-	/* The daemon closes; nothing but EOF (or a reset) comes. */
+	ck_assert_uint_gt(raw_frame(fd, buf, sizeof(buf)), 12);
+	ck_assert_uint_eq(wire_get16(buf + 2), FERRY_C_RESULT);
+	ck_assert_int_eq((int32_t)wire_get32(buf + 8), status);
 	ck_assert_int_le(raw_read(fd, buf, sizeof(buf), 5000), 0);
 }
 
@@ -358,7 +362,7 @@ START_TEST(test_malformed_frames_disconnect)
 	for (size_t i = 0; i < count; i++) {
 		fd = raw_connect(d->socket);
 		raw_write(fd, bad_frames[i].bytes, bad_frames[i].len);
-		assert_cut_off(fd);
+		assert_cut_off(fd, -EBADMSG);
 		close(fd);
 		/* Another client goes on being served meanwhile. */
 		ck_assert_int_eq(ferry_status(good, &st), 0);
@@ -367,14 +371,14 @@ START_TEST(test_malformed_frames_disconnect)
 	/* A message above FERRY_APP_MSG_MAX. */
 	fd = raw_connect(d->socket);
 	raw_write(fd, buf, make_send(buf, FERRY_APP_MSG_MAX + 1, 0, 8));
-	assert_cut_off(fd);
+	assert_cut_off(fd, -EMSGSIZE);
 	close(fd);
 	/* A piece that does not continue where the last one ended. */
 	fd = raw_connect(d->socket);
 	n = make_send(buf, 100, 0, 10);
 	raw_write(fd, buf, n);
 	raw_write(fd, buf, make_send(buf, 100, 20, 10));
-	assert_cut_off(fd);
+	assert_cut_off(fd, -EBADMSG);
 	close(fd);
 	/* Another request inside a chunked SEND. */
 	fd = raw_connect(d->socket);
@@ -382,7 +386,7 @@ START_TEST(test_malformed_frames_disconnect)
 	wire_put_hdr(buf, 8, FERRY_C_STATUS_REQ);
 	wire_put32(buf + 4, 5);
 	raw_write(fd, buf, 8);
-	assert_cut_off(fd);
+	assert_cut_off(fd, -EBADMSG);
 	close(fd);
 
 	ck_assert_int_eq(ferry_status(good, &st), 0);

@@ -149,10 +149,11 @@ START_TEST(test_send_malformed)
 		f.size = size;
 		ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
 	}
+	/* Too large says so, whatever else is wrong with the piece. */
 	f = mk_send(0, 0x0400, FERRY_APP_MSG_MAX + 1, 0, 4);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
-	f = mk_send(0, 0x0400, 0xffffffff, 0, 4);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EMSGSIZE);
+	f = mk_send(0, 0x0400, 0xffffffff, 0xffffffff, 4);
+	ck_assert_int_eq(msgparse_request(&f, &req), -EMSGSIZE);
 	/* Data running past total_len, or an offset past it. */
 	f = mk_send(0, 0x0400, 10, 0, 11);
 	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
@@ -220,7 +221,7 @@ START_TEST(test_ping)
 	memset(body, 0x22, FERRY_PEER_ID_LEN);
 	wire_put32(body + 32, 5);
 	wire_put16(body + 36, 1000);
-	wire_put16(body + 38, 0);
+	wire_put16(body + 38, 0x0102);
 	wire_put32(body + 40, 2500);
 	f = mk(FERRY_C_PING, 6, body, sizeof(body));
 	ck_assert_int_eq(msgparse_request(&f, &req), 0);
@@ -229,6 +230,8 @@ START_TEST(test_ping)
 	ck_assert_uint_eq(req.u.ping.count, 5);
 	ck_assert_uint_eq(req.u.ping.payload_len, 1000);
 	ck_assert_uint_eq(req.u.ping.timeout_ms, 2500);
+	/* Decoded, not judged: the handler refuses a non-zero value. */
+	ck_assert_uint_eq(req.u.ping.reserved, 0x0102);
 	f = mk(FERRY_C_PING, 6, body, sizeof(body) - 1);
 	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
 	f = mk(FERRY_C_PING, 6, zeros, sizeof(body) + 1);
