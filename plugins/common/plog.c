@@ -115,6 +115,20 @@ plog_peer(struct plog *pl, const char *fmt, ...)
 	pl->peer_suppressed = 0;
 }
 
+static uint64_t *
+plog_stat_lookup(void *cls, const char *name)
+{
+	return plog_stat(cls, name);
+}
+
+void
+plog_stats_bind(struct plog *pl, void *base, const struct stats_slot *slots,
+    size_t n)
+{
+	/* Cannot fail: plog_stat falls back to the sink. */
+	(void)stats_bind(base, slots, n, plog_stat_lookup, pl);
+}
+
 uint64_t *
 plog_stat(struct plog *pl, const char *name)
 {

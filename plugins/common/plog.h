@@ -16,6 +16,7 @@
 #include <ferry/transport.h>
 
 #include "lib/ratelimit.h"
+#include "lib/stats.h"
 
 struct plog {
 	const struct ferry_core_api *core; /* where lines and counters go */
@@ -44,5 +45,9 @@ void plog_peer(struct plog *pl, const char *fmt, ...)
 /* The core's counter "<transport>.<name>", or a private sink in stub mode
  * (ferryd --check-config has no counters). Never NULL. */
 uint64_t *plog_stat(struct plog *pl, const char *name);
+/* Points each slot of the struct of counter pointers at base at its
+ * counter "<transport>.<name>" (stats_bind through plog_stat). */
+void plog_stats_bind(struct plog *pl, void *base,
+    const struct stats_slot *slots, size_t n);
 
 #endif /* FERRY_PLUGINS_PLOG_H */

@@ -8,11 +8,8 @@
 void
 smtp_stats_init(struct smtp *s)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-#define SMTP_STAT(f) { #f, offsetof(struct smtp_stats, f) }
+	static const struct stats_slot slots[] = {
+#define SMTP_STAT(f) STATS_SLOT(struct smtp_stats, f)
 		SMTP_STAT(tx_mails), SMTP_STAT(tx_bytes),
 		SMTP_STAT(tx_connects), SMTP_STAT(tx_failed),
 		SMTP_STAT(tx_retries), SMTP_STAT(tx_eagain),
@@ -25,8 +22,6 @@ smtp_stats_init(struct smtp *s)
 #undef SMTP_STAT
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		*(uint64_t **)(void *)((char *)&s->st + names[i].off) =
-		    plog_stat(&s->log, names[i].name);
-	}
+	plog_stats_bind(&s->log, &s->st, slots,
+	    sizeof(slots) / sizeof(slots[0]));
 }

@@ -265,11 +265,8 @@ tcp_fill_api(struct tcp *t)
 static void
 tcp_stats_init(struct tcp *t)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-#define TCP_STAT(f) { #f, offsetof(struct tcp_stats, f) }
+	static const struct stats_slot slots[] = {
+#define TCP_STAT(f) STATS_SLOT(struct tcp_stats, f)
 		TCP_STAT(connections_in), TCP_STAT(connections_out),
 		TCP_STAT(connect_failed), TCP_STAT(refused), TCP_STAT(lost),
 		TCP_STAT(rx_units), TCP_STAT(rx_bytes), TCP_STAT(tx_units),
@@ -278,9 +275,8 @@ tcp_stats_init(struct tcp *t)
 #undef TCP_STAT
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		*(uint64_t **)(void *)((char *)&t->st + names[i].off) =
-		    plog_stat(&t->ipt.log, names[i].name);
+	plog_stats_bind(&t->ipt.log, &t->st, slots,
+	    sizeof(slots) / sizeof(slots[0]));
 }
 
 static void

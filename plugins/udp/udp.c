@@ -270,11 +270,8 @@ udp_fill_api(struct udp *u)
 static void
 udp_stats_init(struct udp *u)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-#define UDP_STAT(f) { #f, offsetof(struct udp_stats, f) }
+	static const struct stats_slot slots[] = {
+#define UDP_STAT(f) STATS_SLOT(struct udp_stats, f)
 		UDP_STAT(rx_datagrams), UDP_STAT(rx_bytes),
 		UDP_STAT(tx_datagrams), UDP_STAT(tx_bytes),
 		UDP_STAT(tx_eagain), UDP_STAT(tx_errors),
@@ -285,9 +282,8 @@ udp_stats_init(struct udp *u)
 #undef UDP_STAT
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		*(uint64_t **)(void *)((char *)&u->st + names[i].off) =
-		    plog_stat(&u->ipt.log, names[i].name);
+	plog_stats_bind(&u->ipt.log, &u->st, slots,
+	    sizeof(slots) / sizeof(slots[0]));
 }
 
 static void

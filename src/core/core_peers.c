@@ -40,11 +40,8 @@
 static int
 core_counters_init(struct core *core)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-#define C(n) { #n, offsetof(struct core_counters, n) }
+	static const struct stats_slot slots[] = {
+#define C(n) STATS_SLOT(struct core_counters, n)
 		C(units_bad), C(helo_in), C(helo_bad), C(helo_expired),
 		C(helo_refused), C(helo_no_transport), C(ping_sent),
 		C(ping_in), C(ping_refused), C(ping_limited), C(pong_sent),
@@ -64,15 +61,8 @@ core_counters_init(struct core *core)
 #undef C
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		uint64_t **slot =
-		    (uint64_t **)((char *)&core->ctr + names[i].off);
-
-		*slot = stats_counter2(core->stats, "core", names[i].name);
-		if (*slot == NULL)
-			return -ENOMEM;
-	}
-	return 0;
+	return stats_bind_prefix(core->stats, "core", &core->ctr, slots,
+	    sizeof(slots) / sizeof(slots[0]));
 }
 
 static void core_tick_cb(evutil_socket_t fd, short what, void *cls);

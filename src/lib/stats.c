@@ -2,6 +2,7 @@
 /* Statistics counters (see stats.h), layer 0: a sorted array of nodes. */
 #include "lib/stats.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,43 @@ stats_counter2(struct stats *st, const char *prefix, const char *name)
 	    (int)sizeof(full))
 		return NULL;
 	return stats_counter(st, full);
+}
+
+int
+stats_bind(void *base, const struct stats_slot *slots, size_t n,
+    stats_lookup_fn *lookup, void *cls)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *p = lookup(cls, slots[i].name);
+
+		if (p == NULL)
+			return -ENOMEM;
+		/* memcpy: base is a struct of pointers seen as bytes. */
+		memcpy((char *)base + slots[i].off, &p, sizeof(p));
+	}
+	return 0;
+}
+
+struct stats_prefixed {
+	struct stats *st;
+	const char *prefix;
+};
+
+static uint64_t *
+stats_lookup_prefixed(void *cls, const char *name)
+{
+	const struct stats_prefixed *sp = cls;
+
+	return stats_counter2(sp->st, sp->prefix, name);
+}
+
+int
+stats_bind_prefix(struct stats *st, const char *prefix, void *base,
+    const struct stats_slot *slots, size_t n)
+{
+	struct stats_prefixed sp = { st, prefix };
+
+	return stats_bind(base, slots, n, stats_lookup_prefixed, &sp);
 }
 
 uint64_t

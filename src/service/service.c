@@ -166,43 +166,20 @@ service_config_check(struct cfg *cfg)
 static int
 service_counters(struct service *svc)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} names[] = {
-#define SC(f) { "service." #f, offsetof(struct svc_counters, f) }
-		SC(clients_connected),
-		SC(clients_accepted),
-		SC(clients_refused),
-		SC(requests_denied),
-		SC(accept_paused),
-		SC(frames_in),
-		SC(frames_out),
-		SC(bytes_in),
-		SC(bytes_out),
-		SC(malformed),
-		SC(unknown_type),
-		SC(send_ok),
-		SC(send_notconn),
-		SC(send_again),
-		SC(send_inval),
-		SC(send_other),
-		SC(send_blocked),
-		SC(recv_delivered),
-		SC(recv_dropped),
-		SC(clients_stalled),
-		SC(recv_no_listener),
+	static const struct stats_slot slots[] = {
+#define SC(f) STATS_SLOT(struct svc_counters, f)
+		SC(clients_connected), SC(clients_accepted),
+		SC(clients_refused), SC(requests_denied), SC(accept_paused),
+		SC(frames_in), SC(frames_out), SC(bytes_in), SC(bytes_out),
+		SC(malformed), SC(unknown_type), SC(send_ok), SC(send_notconn),
+		SC(send_again), SC(send_inval), SC(send_other),
+		SC(send_blocked), SC(recv_delivered), SC(recv_dropped),
+		SC(clients_stalled), SC(recv_no_listener),
 #undef SC
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		uint64_t *p = stats_counter(svc->stats, names[i].name);
-
-		if (p == NULL)
-			return -ENOMEM;
-		*(uint64_t **)((char *)&svc->c + names[i].off) = p;
-	}
-	return 0;
+	return stats_bind_prefix(svc->stats, "service", &svc->c, slots,
+	    sizeof(slots) / sizeof(slots[0]));
 }
 
 static void

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Statistics counters (src/lib/stats.c): creation, stable addresses,
  * name order, prefixes and limits. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -104,6 +105,56 @@ START_TEST(test_prefixed)
 }
 END_TEST
 
+struct bound {
+	uint64_t *first;
+	uint64_t *second;
+	uint64_t *third;
+};
+
+START_TEST(test_bind)
+{
+	static const struct stats_slot slots[] = {
+		STATS_SLOT(struct bound, first),
+		STATS_SLOT(struct bound, second),
+	};
+	struct bound b = { NULL, NULL, NULL };
+
+	ck_assert_int_eq(stats_bind_prefix(st, "layer", &b, slots, 2), 0);
+	ck_assert_ptr_eq(b.first, stats_counter(st, "layer.first"));
+	ck_assert_ptr_eq(b.second, stats_counter(st, "layer.second"));
+	/* Slots not in the table are left alone. */
+	ck_assert_ptr_null(b.third);
+	(*b.second) += 7;
+	ck_assert_uint_eq(stats_get(st, "layer.second"), 7);
+	ck_assert_uint_eq(stats_count(st), 2);
+}
+END_TEST
+
+static uint64_t *
+lookup_fails_second(void *cls, const char *name)
+{
+	if (strcmp(name, "second") == 0)
+		return NULL;
+	return stats_counter(cls, name);
+}
+
+START_TEST(test_bind_fails)
+{
+	static const struct stats_slot slots[] = {
+		STATS_SLOT(struct bound, first),
+		STATS_SLOT(struct bound, second),
+		STATS_SLOT(struct bound, third),
+	};
+	struct bound b = { NULL, NULL, NULL };
+
+	ck_assert_int_eq(stats_bind(&b, slots, 3, lookup_fails_second, st),
+	    -ENOMEM);
+	ck_assert_ptr_eq(b.first, stats_counter(st, "first"));
+	ck_assert_ptr_null(b.second);
+	ck_assert_ptr_null(b.third);
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -114,6 +165,8 @@ test_suite(void)
 	tcase_add_test(tc, test_create_and_count);
 	tcase_add_test(tc, test_addresses_stay_valid);
 	tcase_add_test(tc, test_prefixed);
+	tcase_add_test(tc, test_bind);
+	tcase_add_test(tc, test_bind_fails);
 	suite_add_tcase(s, tc);
 	return s;
 }
