@@ -163,37 +163,11 @@ client_update_reading(struct client *c)
 	c->reading = want;
 }
 
-static const char *
-client_type_name(uint16_t type)
-{
-	switch (type) {
-	case FERRY_C_STATUS_REQ:
-		return "STATUS";
-	case FERRY_C_SHUTDOWN:
-		return "SHUTDOWN";
-	case FERRY_C_REGISTER:
-		return "REGISTER";
-	case FERRY_C_SEND:
-		return "SEND";
-	case FERRY_C_PEERS_REQ:
-		return "PEERS";
-	case FERRY_C_HELLO_REQ:
-		return "HELLO";
-	case FERRY_C_CONNECT:
-		return "CONNECT";
-	case FERRY_C_PING:
-		return "PING";
-	case FERRY_C_STATS_REQ:
-		return "STATS";
-	default:
-		return "unknown";
-	}
-}
-
 /* One frame: 0 consumed, 1 blocked (leave it), negative: cut off. */
 static int
 client_frame(struct client *c, const struct msg_frame *f)
 {
+	const struct request_kind *kind;
 	struct msg_req req;
 	char why[96];
 	int r;
@@ -201,7 +175,7 @@ client_frame(struct client *c, const struct msg_frame *f)
 	if (!msgparse_chunk_allows(&c->chunks, f->type))
 		return client_drop(c, msgparse_req_id(f), -EBADMSG,
 		    "request interleaved with a chunked SEND");
-	r = msgparse_request(f, &req);
+	r = requests_decode(f, &kind, &req);
 	if (r == -EOPNOTSUPP) {
 		(*c->svc->c.unknown_type)++;
 		return reply_result(c, msgparse_req_id(f), -EOPNOTSUPP,
@@ -217,10 +191,12 @@ client_frame(struct client *c, const struct msg_frame *f)
 	if (r < 0) {
 		(void)snprintf(why, sizeof(why),
 		    "malformed %s request (type 0x%04x, %u bytes)",
-		    client_type_name(f->type), f->type, f->size);
+		    requests_kind(f->type)->name, f->type, f->size);
 		return client_drop(c, msgparse_req_id(f), r, why);
 	}
-	return requests_dispatch(c, &req);
+	if (c->level < kind->level)
+		return requests_refuse(c, kind, &req);
+	return kind->handle(c, &req);
 }
 
 int

@@ -42,9 +42,10 @@ msgparse_req_id(const struct msg_frame *f)
  * SEND: 4 req_id  8 peer[32]  40 app_type  42 flags  44 total_len
  *      48 offset  52 data[]
  */
-static int
-msgparse_send(const struct msg_frame *f, struct msg_send *s)
+int
+msgparse_send(const struct msg_frame *f, struct msg_req *req)
 {
+	struct msg_send *s = &req->u.send;
 	const uint8_t *p = f->p;
 
 	if (f->size < FERRY_C_SEND_FIXED)
@@ -64,9 +65,10 @@ msgparse_send(const struct msg_frame *f, struct msg_send *s)
 	return 0;
 }
 
-static int
-msgparse_register(const struct msg_frame *f, struct msg_register *reg)
+int
+msgparse_register(const struct msg_frame *f, struct msg_req *req)
 {
+	struct msg_register *reg = &req->u.reg;
 	size_t n = (size_t)f->size - MSGPARSE_REQ_ID_SIZE;
 
 	if (f->size < MSGPARSE_REQ_ID_SIZE || n % 2 != 0)
@@ -76,9 +78,11 @@ msgparse_register(const struct msg_frame *f, struct msg_register *reg)
 	return 0;
 }
 
-static int
-msgparse_uri(const struct msg_frame *f, struct msg_str *str)
+int
+msgparse_uri(const struct msg_frame *f, struct msg_req *req)
 {
+	struct msg_str *str = &req->u.uri;
+
 	if (f->size <= MSGPARSE_REQ_ID_SIZE)
 		return -EBADMSG;
 	str->s = (const char *)f->p + MSGPARSE_REQ_ID_SIZE;
@@ -91,9 +95,10 @@ msgparse_uri(const struct msg_frame *f, struct msg_str *str)
 
 /* PING: 4 req_id  8 peer[32]  40 count  44 payload_len  46 reserved
  *       48 timeout_ms */
-static int
-msgparse_ping(const struct msg_frame *f, struct msg_ping *ping)
+int
+msgparse_ping(const struct msg_frame *f, struct msg_req *req)
 {
+	struct msg_ping *ping = &req->u.ping;
 	const uint8_t *p = f->p;
 
 	if (f->size != FERRY_C_PING_FIXED)
@@ -107,7 +112,15 @@ msgparse_ping(const struct msg_frame *f, struct msg_ping *ping)
 }
 
 int
-msgparse_request(const struct msg_frame *f, struct msg_req *ret)
+msgparse_req_only(const struct msg_frame *f, struct msg_req *req)
+{
+	(void)req;
+	return f->size == MSGPARSE_REQ_ID_SIZE ? 0 : -EBADMSG;
+}
+
+int
+msgparse_decode(msgparse_decode_fn *decode, const struct msg_frame *f,
+    struct msg_req *ret)
 {
 	struct msg_req req;
 	int r;
@@ -115,29 +128,7 @@ msgparse_request(const struct msg_frame *f, struct msg_req *ret)
 	memset(&req, 0, sizeof(req));
 	req.type = f->type;
 	req.req_id = msgparse_req_id(f);
-	switch (f->type) {
-	case FERRY_C_STATUS_REQ:
-	case FERRY_C_SHUTDOWN:
-	case FERRY_C_PEERS_REQ:
-	case FERRY_C_HELLO_REQ:
-	case FERRY_C_STATS_REQ:
-		r = f->size == MSGPARSE_REQ_ID_SIZE ? 0 : -EBADMSG;
-		break;
-	case FERRY_C_SEND:
-		r = msgparse_send(f, &req.u.send);
-		break;
-	case FERRY_C_REGISTER:
-		r = msgparse_register(f, &req.u.reg);
-		break;
-	case FERRY_C_CONNECT:
-		r = msgparse_uri(f, &req.u.uri);
-		break;
-	case FERRY_C_PING:
-		r = msgparse_ping(f, &req.u.ping);
-		break;
-	default:
-		return -EOPNOTSUPP;
-	}
+	r = decode(f, &req);
 	if (r < 0)
 		return r;
 	*ret = req;

@@ -97,15 +97,27 @@ int msgparse_frame(const void *buf, size_t len, struct msg_frame *ret);
 uint32_t msgparse_req_id(const struct msg_frame *f);
 
 /*
- * Decodes any request frame. 0 with *ret filled; -EOPNOTSUPP for a type
- * that is not a request (answer with RESULT); -EMSGSIZE for a SEND whose
- * total_len is above FERRY_APP_MSG_MAX (its fixed part is whole);
- * -EBADMSG for a frame whose layout is wrong: fixed-size request of
- * another size, truncated field, SEND piece outside its message, an
- * odd-length type list, an empty or NUL-holding URI. Both negative
- * verdicts cut the client off.
+ * A decoder of one request layout: checks f and fills the union member
+ * of req its type uses (type and req_id are set already). 0, -EBADMSG
+ * for a frame whose layout is wrong (fixed-size request of another
+ * size, truncated field, SEND piece outside its message, odd-length type
+ * list, empty or NUL-holding URI), or -EMSGSIZE for a SEND whose
+ * total_len is above FERRY_APP_MSG_MAX (its fixed part is whole). Both
+ * negative verdicts cut the client off. Which decoder a type uses is in
+ * the request table (service/requests.h).
  */
-int msgparse_request(const struct msg_frame *f, struct msg_req *ret);
+typedef int msgparse_decode_fn(const struct msg_frame *f,
+    struct msg_req *req);
+msgparse_decode_fn msgparse_req_only; /* nothing but a req_id */
+msgparse_decode_fn msgparse_send;     /* SEND: req->u.send */
+msgparse_decode_fn msgparse_register; /* REGISTER: req->u.reg */
+msgparse_decode_fn msgparse_uri;      /* CONNECT: req->u.uri */
+msgparse_decode_fn msgparse_ping;     /* PING: req->u.ping */
+
+/* Runs decode on f; 0 with *ret filled (type, req_id and the decoded
+ * member, the rest zero), or what decode returned (*ret untouched). */
+int msgparse_decode(msgparse_decode_fn *decode, const struct msg_frame *f,
+    struct msg_req *ret);
 
 /* The i-th type of a REGISTER request; i < reg->n. */
 uint16_t msgparse_register_type(const struct msg_register *reg, size_t i);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The client requests that ask the daemon about itself, service layer:
- * STATUS, SHUTDOWN, PEERS, HELLO, CONNECT and STATS, and the dispatch of
- * every request type to its handler (relay.c and ping.c hold the rest).
+ * STATUS, SHUTDOWN, PEERS, HELLO, CONNECT and STATS, and the table of
+ * every request type (requests.h; relay.c and ping.c hold the other
+ * handlers).
  */
 #define LOG_TAG "service"
 #include "service/service_int.h"
@@ -16,8 +17,6 @@
 #include "lib/stats.h"
 #include "lib/time.h"
 #include "lib/wire.h"
-
-typedef int requests_fn(struct client *c, const struct msg_req *req);
 
 /* STATUS: 4 req_id  8 id[32]  40 uptime_ms  48 n_transports
  *        50 version_len  52 version, then the transports. */
@@ -64,16 +63,6 @@ requests_status(struct client *c, const struct msg_req *req)
 static int
 requests_shutdown(struct client *c, const struct msg_req *req)
 {
-	/* Any local user let in could otherwise stop the daemon for all. */
-	if (c->level < POLICY_ADMIN) {
-		(*c->svc->c.requests_denied)++;
-		service_log_policy(c->svc,
-		    "refused SHUTDOWN from uid %lu gid %lu pid %ld: not root, the daemon's user, nor in [service] ADMIN_USERS or ADMIN_GROUPS",
-		    (unsigned long)c->cred.uid, (unsigned long)c->cred.gid,
-		    (long)c->cred.pid);
-		return reply_result(c, req->req_id, -EPERM,
-		    "SHUTDOWN is for root, the daemon's user, ADMIN_USERS and ADMIN_GROUPS");
-	}
 	log_info("client fd %d (pid %ld, uid %lu) asks for shutdown", c->fd,
 	    (long)c->cred.pid, (unsigned long)c->cred.uid);
 	/* on_shutdown runs once the answer is written (client_flush). */
@@ -196,25 +185,73 @@ requests_stats(struct client *c, const struct msg_req *req)
 	return reply_result(c, req->req_id, 0, NULL);
 }
 
-static requests_fn *const requests_table[] = {
-	[FERRY_C_STATUS_REQ] = requests_status,
-	[FERRY_C_SHUTDOWN] = requests_shutdown,
-	[FERRY_C_REGISTER] = relay_register,
-	[FERRY_C_SEND] = relay_send,
-	[FERRY_C_PEERS_REQ] = requests_peers,
-	[FERRY_C_HELLO_REQ] = requests_hello,
-	[FERRY_C_CONNECT] = requests_connect,
-	[FERRY_C_PING] = ping_request,
-	[FERRY_C_STATS_REQ] = requests_stats,
+/* The message layer's family: the requests of issues 2 to 6. SHUTDOWN
+ * is for admins: any local user let in could otherwise stop the daemon
+ * for all. */
+static const struct request_kind requests_base[] = {
+	{ FERRY_C_STATUS_REQ, "STATUS", msgparse_req_only, requests_status,
+	    POLICY_CLIENT },
+	{ FERRY_C_SHUTDOWN, "SHUTDOWN", msgparse_req_only, requests_shutdown,
+	    POLICY_ADMIN },
+	{ FERRY_C_REGISTER, "REGISTER", msgparse_register, relay_register,
+	    POLICY_CLIENT },
+	{ FERRY_C_SEND, "SEND", msgparse_send, relay_send, POLICY_CLIENT },
+	{ FERRY_C_PEERS_REQ, "PEERS", msgparse_req_only, requests_peers,
+	    POLICY_CLIENT },
+	{ FERRY_C_HELLO_REQ, "HELLO", msgparse_req_only, requests_hello,
+	    POLICY_CLIENT },
+	{ FERRY_C_CONNECT, "CONNECT", msgparse_uri, requests_connect,
+	    POLICY_CLIENT },
+	{ FERRY_C_PING, "PING", msgparse_ping, ping_request, POLICY_CLIENT },
+	{ FERRY_C_STATS_REQ, "STATS", msgparse_req_only, requests_stats,
+	    POLICY_CLIENT },
 };
 
-int
-requests_dispatch(struct client *c, const struct msg_req *req)
+static const struct {
+	const struct request_kind *kinds;
+	size_t n;
+} requests_families[] = {
+	{ requests_base, sizeof(requests_base) / sizeof(requests_base[0]) },
+};
+
+const struct request_kind *
+requests_kind(uint16_t type)
 {
-	/* msgparse_request() returns only the types in the table. */
-	if (FERRY_BUG(req->type >=
-	            sizeof(requests_table) / sizeof(requests_table[0]) ||
-	        requests_table[req->type] == NULL))
-		return -EPROTO;
-	return requests_table[req->type](c, req);
+	for (size_t f = 0;
+	     f < sizeof(requests_families) / sizeof(requests_families[0]);
+	     f++)
+		for (size_t i = 0; i < requests_families[f].n; i++)
+			if (requests_families[f].kinds[i].type == type)
+				return &requests_families[f].kinds[i];
+	return NULL;
+}
+
+int
+requests_decode(const struct msg_frame *f,
+    const struct request_kind **ret_kind, struct msg_req *ret)
+{
+	const struct request_kind *kind = requests_kind(f->type);
+	int r;
+
+	if (kind == NULL)
+		return -EOPNOTSUPP;
+	r = msgparse_decode(kind->decode, f, ret);
+	if (r < 0)
+		return r;
+	if (ret_kind != NULL)
+		*ret_kind = kind;
+	return 0;
+}
+
+int
+requests_refuse(struct client *c, const struct request_kind *kind,
+    const struct msg_req *req)
+{
+	(*c->svc->c.requests_denied)++;
+	service_log_policy(c->svc,
+	    "refused %s from uid %lu gid %lu pid %ld: not root, the daemon's user, nor in [service] ADMIN_USERS or ADMIN_GROUPS",
+	    kind->name, (unsigned long)c->cred.uid,
+	    (unsigned long)c->cred.gid, (long)c->cred.pid);
+	return reply_result(c, req->req_id, -EPERM,
+	    "only root, the daemon's user, ADMIN_USERS and ADMIN_GROUPS may ask this");
 }

@@ -19,6 +19,7 @@
 #include "lib/ratelimit.h"
 #include "service/msgparse.h"
 #include "service/policy.h"
+#include "service/requests.h"
 #include "service/service.h"
 
 /* One read() takes at most this much; a frame is at most 64 KiB. */
@@ -201,9 +202,10 @@ int reply_result(struct client *c, uint32_t req_id, int status,
     const char *msg);
 
 /* requests.c */
-/* Handles one decoded request. 0, 1 if the client now blocks on
- * back-pressure (the frame stays unconsumed), or negative: cut it off. */
-int requests_dispatch(struct client *c, const struct msg_req *req);
+/* Answers a request the client's policy level does not allow: -EPERM,
+ * counted and logged (rate-limited). 0 or -ENOMEM. */
+int requests_refuse(struct client *c, const struct request_kind *kind,
+    const struct msg_req *req);
 
 /* relay.c */
 /* Installs the core handler and drain callback. 0 or negative errno. */
@@ -211,7 +213,7 @@ int relay_init(struct service *svc);
 /* Removes them. */
 void relay_done(struct service *svc);
 int relay_register(struct client *c, const struct msg_req *req);
-/* SEND: see requests_dispatch for the return values. */
+/* SEND: a requests_fn (requests.h). */
 int relay_send(struct client *c, const struct msg_req *req);
 /* Retries a client's blocked message; 0 also when it stays blocked. */
 int relay_retry(struct client *c);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "service/msgparse.h"
+#include "service/requests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -69,7 +70,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (!msgparse_chunk_allows(&st, f.type))
 			break;
-		r = msgparse_request(&f, &req);
+		r = requests_decode(&f, NULL, &req);
 		if (r == -EOPNOTSUPP)
 			fuzz_sink = (uint8_t)msgparse_req_id(&f);
 		else if (r < 0 || !fuzz_request(&st, &req))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Client request decoding (src/service/msgparse.c): stream splitting,
+ * Client request decoding (src/service/msgparse.c, through the request
+ * table of src/service/requests.c): stream splitting,
  * every request with valid, truncated and oversized frames, unknown
  * types, and the SEND chunk-sequence rules of <ferry/proto.h>.
  */
@@ -11,6 +12,7 @@
 
 #include "lib/wire.h"
 #include "service/msgparse.h"
+#include "service/requests.h"
 #include "unit.h"
 
 static uint8_t frame_buf[FERRY_MSG_SIZE_MAX + 16];
@@ -98,18 +100,18 @@ START_TEST(test_simple_requests)
 	struct msg_req req;
 	uint8_t extra = 0;
 
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.type, type);
 	ck_assert_uint_eq(req.req_id, 0xdeadbeef);
 	/* Longer and shorter frames are malformed, and leave *ret alone. */
 	f = mk(type, 1, &extra, 1);
 	memset(&req, 0x77, sizeof(req));
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	ck_assert_uint_eq(req.req_id, 0x77777777);
 	f.size = 4;
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f.size = 7;
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 }
 END_TEST
 
@@ -118,7 +120,7 @@ START_TEST(test_send_valid)
 	struct msg_frame f = mk_send(9, 0x0400, 10, 0, 10);
 	struct msg_req req;
 
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.req_id, 9);
 	ck_assert_uint_eq(req.u.send.req_id, 9);
 	ck_assert_uint_eq(req.u.send.peer.bytes[0], 0x11);
@@ -130,11 +132,11 @@ START_TEST(test_send_valid)
 	ck_assert_ptr_eq(req.u.send.data, frame_buf + FERRY_C_SEND_FIXED);
 	/* Empty messages are messages too. */
 	f = mk_send(0, 0x0400, 0, 0, 0);
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.u.send.len, 0);
 	/* The largest allowed total. */
 	f = mk_send(0, 0xffff, FERRY_APP_MSG_MAX, FERRY_APP_MSG_MAX - 4, 4);
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 }
 END_TEST
 
@@ -147,22 +149,22 @@ START_TEST(test_send_malformed)
 	f = mk_send(0, 0x0400, 0, 0, 0);
 	for (uint16_t size = 8; size < FERRY_C_SEND_FIXED; size++) {
 		f.size = size;
-		ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+		ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	}
 	/* Too large says so, whatever else is wrong with the piece. */
 	f = mk_send(0, 0x0400, FERRY_APP_MSG_MAX + 1, 0, 4);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EMSGSIZE);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EMSGSIZE);
 	f = mk_send(0, 0x0400, 0xffffffff, 0xffffffff, 4);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EMSGSIZE);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EMSGSIZE);
 	/* Data running past total_len, or an offset past it. */
 	f = mk_send(0, 0x0400, 10, 0, 11);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f = mk_send(0, 0x0400, 10, 8, 3);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f = mk_send(0, 0x0400, 10, 11, 0);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f = mk_send(0, 0x0400, 10, 0xfffffffe, 4);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 }
 END_TEST
 
@@ -176,7 +178,7 @@ START_TEST(test_register)
 	wire_put16(types + 2, 0xffff);
 	wire_put16(types + 4, 0x0001);
 	f = mk(FERRY_C_REGISTER, 3, types, 6);
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.u.reg.n, 3);
 	ck_assert_uint_eq(msgparse_register_type(&req.u.reg, 0), 0x0400);
 	ck_assert_uint_eq(msgparse_register_type(&req.u.reg, 1), 0xffff);
@@ -184,12 +186,12 @@ START_TEST(test_register)
 	 * handler with RESULT -EINVAL. */
 	ck_assert_uint_eq(msgparse_register_type(&req.u.reg, 2), 0x0001);
 	f = mk(FERRY_C_REGISTER, 3, NULL, 0);
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.u.reg.n, 0);
 	f = mk(FERRY_C_REGISTER, 3, types, 5);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f.size = 6;
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 }
 END_TEST
 
@@ -199,15 +201,15 @@ START_TEST(test_connect)
 	struct msg_frame f = mk(FERRY_C_CONNECT, 4, uri, strlen(uri));
 	struct msg_req req;
 
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.u.uri.len, strlen(uri));
 	ck_assert_int_eq(memcmp(req.u.uri.s, uri, strlen(uri)), 0);
 	f = mk(FERRY_C_CONNECT, 4, NULL, 0);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f = mk(FERRY_C_CONNECT, 4, "ab\0cd", 5);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f.size = 6;
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 }
 END_TEST
 
@@ -224,7 +226,7 @@ START_TEST(test_ping)
 	wire_put16(body + 38, 0x0102);
 	wire_put32(body + 40, 2500);
 	f = mk(FERRY_C_PING, 6, body, sizeof(body));
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	ck_assert_uint_eq(req.req_id, 6);
 	ck_assert_uint_eq(req.u.ping.peer.bytes[5], 0x22);
 	ck_assert_uint_eq(req.u.ping.count, 5);
@@ -233,9 +235,9 @@ START_TEST(test_ping)
 	/* Decoded, not judged: the handler refuses a non-zero value. */
 	ck_assert_uint_eq(req.u.ping.reserved, 0x0102);
 	f = mk(FERRY_C_PING, 6, body, sizeof(body) - 1);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 	f = mk(FERRY_C_PING, 6, zeros, sizeof(body) + 1);
-	ck_assert_int_eq(msgparse_request(&f, &req), -EBADMSG);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
 }
 END_TEST
 
@@ -249,13 +251,42 @@ START_TEST(test_unknown_types)
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		f = mk(types[i], 0x01020304, NULL, 0);
-		ck_assert_int_eq(msgparse_request(&f, &req), -EOPNOTSUPP);
+		ck_assert_int_eq(requests_decode(&f, NULL, &req), -EOPNOTSUPP);
 		ck_assert_uint_eq(msgparse_req_id(&f), 0x01020304);
 		/* Too short to carry a req_id: answered with 0. */
 		f.size = 7;
-		ck_assert_int_eq(msgparse_request(&f, &req), -EOPNOTSUPP);
+		ck_assert_int_eq(requests_decode(&f, NULL, &req), -EOPNOTSUPP);
 		ck_assert_uint_eq(msgparse_req_id(&f), 0);
 	}
+}
+END_TEST
+
+/* Every request type has one entry with a name, a decoder and a handler;
+ * only SHUTDOWN is for admins. */
+START_TEST(test_request_table)
+{
+	static const uint16_t requests[] = { FERRY_C_STATUS_REQ,
+		FERRY_C_SHUTDOWN, FERRY_C_REGISTER, FERRY_C_SEND,
+		FERRY_C_PEERS_REQ, FERRY_C_HELLO_REQ, FERRY_C_CONNECT,
+		FERRY_C_PING, FERRY_C_STATS_REQ };
+	unsigned kinds = 0;
+
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+		const struct request_kind *k = requests_kind(requests[i]);
+
+		ck_assert_ptr_nonnull(k);
+		ck_assert_uint_eq(k->type, requests[i]);
+		ck_assert_ptr_nonnull(k->name);
+		ck_assert_ptr_nonnull(k->decode);
+		ck_assert_ptr_nonnull(k->handle);
+		ck_assert_int_eq(k->level, requests[i] == FERRY_C_SHUTDOWN
+		        ? POLICY_ADMIN
+		        : POLICY_CLIENT);
+	}
+	/* Nothing else is a request. */
+	for (uint32_t t = 0; t <= 0xffff; t++)
+		kinds += requests_kind((uint16_t)t) != NULL;
+	ck_assert_uint_eq(kinds, sizeof(requests) / sizeof(requests[0]));
 }
 END_TEST
 
@@ -264,7 +295,7 @@ chunk(struct msg_chunks *st, struct msg_frame f)
 {
 	struct msg_req req;
 
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	return msgparse_chunk(st, &req.u.send);
 }
 
@@ -313,7 +344,7 @@ START_TEST(test_chunk_violations)
 	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 99, 40, 10)), -EBADMSG);
 	ck_assert_int_eq(chunk(&st, mk_send(0, 0x400, 100, 40, 0)), -EBADMSG);
 	f = mk_send(0, 0x400, 100, 40, 10);
-	ck_assert_int_eq(msgparse_request(&f, &req), 0);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
 	req.u.send.peer.bytes[31] ^= 1;
 	ck_assert_int_eq(msgparse_chunk(&st, &req.u.send), -EBADMSG);
 	ck_assert_mem_eq(&st, &saved, sizeof(st));
@@ -327,6 +358,7 @@ msgparse_suite(void)
 	TCase *tc = tcase_create("decode");
 
 	tcase_add_test(tc, test_frame_split);
+	tcase_add_test(tc, test_request_table);
 	tcase_add_test(tc, test_frame_size_below_header);
 	tcase_add_loop_test(tc, test_simple_requests, 0,
 	    sizeof(simple_types) / sizeof(simple_types[0]));
