@@ -63,18 +63,32 @@ struct ferryd {
 };
 
 static int ferryd_core_init(struct ferryd *d);
+static int ferryd_core_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_core_shutdown(struct ferryd *d);
 static int ferryd_service_init(struct ferryd *d);
+static int ferryd_service_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_service_shutdown(struct ferryd *d);
 
-/* Started in order, stopped in reverse. */
+/*
+ * Every subsystem, in the order they start; they stop in reverse. keys
+ * is its configuration schema; check judges a configuration without
+ * running anything (--check-config, and every reload before any
+ * subsystem applies it); reload applies a checked configuration, which
+ * the subsystem may keep pointers into from then on.
+ */
 static const struct subsystem {
 	const char *name;
+	const struct cfg_schema_key *keys;
+	int (*check)(struct cfg *cfg);
 	int (*init)(struct ferryd *d);
+	int (*reload)(struct ferryd *d, struct cfg *cfg);
 	void (*shutdown)(struct ferryd *d);
 } subsystems[] = {
-	{ "core", ferryd_core_init, ferryd_core_shutdown },
-	{ "service", ferryd_service_init, ferryd_service_shutdown },
+	{ "core", core_cfg_keys, core_config_check, ferryd_core_init,
+	    ferryd_core_reload, ferryd_core_shutdown },
+	{ "service", service_cfg_keys, service_config_check,
+	    ferryd_service_init, ferryd_service_reload,
+	    ferryd_service_shutdown },
 };
 #define N_SUBSYSTEMS (sizeof(subsystems) / sizeof(subsystems[0]))
 
@@ -148,10 +162,10 @@ ferryd_load_cfg(struct ferryd *d, struct cfg **ret)
 
 	if (cfg == NULL)
 		return -ENOMEM;
-	if (cfg_add_schema(cfg, ferryd_cfg_keys) < 0 ||
-	    cfg_add_schema(cfg, core_cfg_keys) < 0 ||
-	    cfg_add_schema(cfg, service_cfg_keys) < 0 ||
-	    cfg_add_schema_prefix(cfg, "transport-") < 0) {
+	r = cfg_add_schema(cfg, ferryd_cfg_keys);
+	for (size_t i = 0; i < N_SUBSYSTEMS && r == 0; i++)
+		r = cfg_add_schema(cfg, subsystems[i].keys);
+	if (r < 0 || cfg_add_schema_prefix(cfg, "transport-") < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -269,6 +283,12 @@ ferryd_core_init(struct ferryd *d)
 	return r;
 }
 
+static int
+ferryd_core_reload(struct ferryd *d, struct cfg *cfg)
+{
+	return core_reload(d->core, cfg);
+}
+
 static void
 ferryd_core_shutdown(struct ferryd *d)
 {
@@ -292,6 +312,12 @@ ferryd_service_init(struct ferryd *d)
 	    ferryd_on_client_shutdown, d, &d->service);
 }
 
+static int
+ferryd_service_reload(struct ferryd *d, struct cfg *cfg)
+{
+	return service_reload(d->service, cfg);
+}
+
 static void
 ferryd_service_shutdown(struct ferryd *d)
 {
@@ -309,6 +335,18 @@ ferryd_on_stop_signal(evutil_socket_t sig, short what, void *cls)
 	(void)event_base_loopexit(d->base, NULL);
 }
 
+/* Every subsystem's check of cfg; each logs its own problems. */
+static int
+ferryd_check_all(struct cfg *cfg)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < N_SUBSYSTEMS; i++)
+		if (subsystems[i].check(cfg) < 0)
+			r = -EINVAL;
+	return r;
+}
+
 static void
 ferryd_on_hup(evutil_socket_t sig, short what, void *cls)
 {
@@ -319,17 +357,20 @@ ferryd_on_hup(evutil_socket_t sig, short what, void *cls)
 	(void)what;
 	(void)sdnotify("RELOADING=1");
 	log_notice("SIGHUP: reloading the configuration");
-	if (ferryd_load_cfg(d, &cfg) < 0) {
-		log_err("reload failed; keeping the running configuration");
-		goto out;
-	}
-	if (core_reload(d->core, cfg) < 0) {
+	if (ferryd_load_cfg(d, &cfg) < 0 || ferryd_check_all(cfg) < 0) {
 		log_err("reload failed; keeping the running configuration");
 		cfg_free(cfg);
 		goto out;
 	}
 	(void)cfg_warnings(cfg, ferryd_warn_cb, NULL);
-	(void)service_reload(d->service, cfg);
+	/* Checked, so only running out of memory can fail here; a subsystem
+	 * that fails keeps its old settings, but others may already hold
+	 * pointers into cfg, which therefore replaces the old one. */
+	for (size_t i = 0; i < N_SUBSYSTEMS; i++)
+		if (subsystems[i].reload(d, cfg) < 0)
+			log_err("%s could not apply the new configuration and "
+				"keeps its old settings",
+			    subsystems[i].name);
 	cfg_free(d->cfg);
 	d->cfg = cfg;
 out:
@@ -355,12 +396,8 @@ static int
 ferryd_check_config(struct ferryd *d)
 {
 	size_t warnings;
-	int r = 0;
+	int r = ferryd_check_all(d->cfg);
 
-	if (core_config_check(d->cfg) < 0)
-		r = -EINVAL;
-	if (service_config_check(d->cfg) < 0)
-		r = -EINVAL;
 	warnings = cfg_warnings(d->cfg, ferryd_warn_cb, NULL);
 	if (r == 0)
 		fprintf(stdout, "configuration OK%s\n",

@@ -3,7 +3,8 @@
  * Peers that find, prove and talk to each other (issue 3): real ferryd
  * processes on 127.0.0.1 that know only the first one's HELO end up in a
  * full mesh over UDP, TCP or both; traffic prefers UDP and moves to TCP
- * when UDP goes away; a killed and restarted daemon comes back.
+ * when UDP goes away; a killed and restarted daemon comes back. A reload
+ * whose configuration one subsystem refuses changes nothing in any.
  */
 /* ctest: TIMEOUT=300 */
 #include <stdio.h>
@@ -220,6 +221,48 @@ START_TEST(test_peer_book)
 }
 END_TEST
 
+/* Transports d runs, from STATUS. */
+static size_t
+transport_count(struct harness_daemon *d)
+{
+	struct ferry_client *c;
+	struct ferry_status *st;
+	size_t n;
+
+	ck_assert_int_eq(harness_daemon_client(d, &c), 0);
+	ck_assert_int_eq(ferry_status(c, &st), 0);
+	n = st->n_transports;
+	ferry_status_free(st);
+	ferry_client_close(c);
+	return n;
+}
+
+/* A new transport list with a [service] value out of range: the service
+ * refuses it, so the core must not have loaded TCP either. Once the
+ * value is right, the same reload goes through. */
+START_TEST(test_refused_reload_changes_nothing)
+{
+	struct harness_daemon *d;
+	struct harness *h;
+
+	ck_assert_int_eq(harness_new("badreload", &h), 0);
+	mesh_start(h, &d, 1, "udp", NULL);
+	ck_assert_uint_eq(transport_count(d), 1);
+	ck_assert_int_eq(harness_daemon_transports(d, "udp tcp"), 0);
+	ck_assert_int_eq(harness_daemon_config(d,
+	                     "[service]\nCLIENT_BUFFER = 1 KiB\n"),
+	    0);
+	mesh_reload(d);
+	ck_assert(harness_daemon_log_has(d,
+	    "reload failed; keeping the running configuration"));
+	ck_assert_uint_eq(transport_count(d), 1);
+	ck_assert_int_eq(harness_daemon_config_clear(d), 0);
+	mesh_reload(d);
+	ck_assert_uint_eq(transport_count(d), 2);
+	harness_free(h);
+}
+END_TEST
+
 static Suite *
 mesh_suite(void)
 {
@@ -233,6 +276,7 @@ mesh_suite(void)
 	tcase_add_test(tc, test_udp_stop_moves_to_tcp);
 	tcase_add_test(tc, test_kill_restart);
 	tcase_add_test(tc, test_peer_book);
+	tcase_add_test(tc, test_refused_reload_changes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
