@@ -129,6 +129,15 @@ struct ferry_peer_id {
 #define FERRY_MSG_KEEPALIVE	0x0014
 #define FERRY_MSG_PAD		0x0015
 #define FERRY_MSG_DHT_MIN	0x0100	/* 0x0100-0x01ff: DHT */
+/* DHT requests, routed hop by hop toward their key (ferry-protocol(7)) */
+#define FERRY_MSG_DHT_PUT	0x0101
+#define FERRY_MSG_DHT_GET	0x0102
+#define FERRY_MSG_DHT_FIND	0x0103
+/* DHT answers, to the requester directly or back along the path */
+#define FERRY_MSG_DHT_RECEIPT	0x0110
+#define FERRY_MSG_DHT_BLOCK	0x0111
+#define FERRY_MSG_DHT_NODES	0x0112
+#define FERRY_MSG_DHT_FAIL	0x0113
 #define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
 #define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
 
