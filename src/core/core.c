@@ -391,7 +391,7 @@ int
 core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
     core_handler_fn *fn, void *cls)
 {
-	if (lo > hi || fn == NULL)
+	if (lo > hi || fn == NULL || lo < FERRY_MSG_DHT_MIN)
 		return -EINVAL;
 	for (size_t i = 0; i < core->n_handlers; i++)
 		if (lo <= core->handlers[i].hi && core->handlers[i].lo <= hi)

@@ -112,8 +112,14 @@ size_t core_transport_count(const struct core *core);
 void core_transport_info(const struct core *core, size_t i,
     struct core_transport_info *info);
 
-/* Routes inbound messages with lo <= type <= hi to fn. Ranges must not
- * overlap another handler's: -EEXIST. */
+/* Routes inbound messages with lo <= type <= hi to fn; each layer owns
+ * its ranges (FERRY_MSG_DHT_MIN, FERRY_MSG_STORAGE_MIN and
+ * FERRY_APP_TYPE_MIN in <ferry/proto.h>), and the core calls the one
+ * handler whose range holds a message's type. -EINVAL if lo > hi, fn is
+ * NULL or lo < FERRY_MSG_DHT_MIN (the core's own types), -EEXIST if the
+ * range overlaps another handler's, -ENOSPC if the core's table (32
+ * handlers) is full. A handler may set and unset handlers, its own
+ * included, while it runs. */
 int core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
     core_handler_fn *fn, void *cls);
 /* Removes the handler set for exactly [lo, hi], if any; its cls is not

@@ -5,7 +5,7 @@
  * leaving and joining from inside a callback, events raised during a
  * dispatch, the service leaving others hooked when it shuts down (on a
  * real core without transports, the service's socket in a scratch
- * directory).
+ * directory), and handler ranges of several layers side by side.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -456,6 +456,75 @@ START_TEST(test_service_leaves_others_hooked)
 END_TEST
 #endif
 
+static void
+handler_a(void *cls, const struct ferry_peer_id *peer, uint16_t type,
+    const void *data, size_t len)
+{
+	(void)cls;
+	(void)peer;
+	(void)type;
+	(void)data;
+	(void)len;
+}
+
+static void
+handler_b(void *cls, const struct ferry_peer_id *peer, uint16_t type,
+    const void *data, size_t len)
+{
+	handler_a(cls, peer, type, data, len);
+}
+
+START_TEST(test_handler_ranges)
+{
+	const uint16_t dht_lo = FERRY_MSG_DHT_MIN;
+	const uint16_t dht_hi = FERRY_MSG_STORAGE_MIN - 1;
+	const uint16_t st_lo = FERRY_MSG_STORAGE_MIN;
+	const uint16_t st_hi = FERRY_APP_TYPE_MIN - 1;
+	int a = 1, b = 2, c = 3;
+
+	/* Three layers side by side, as the DHT, storage and service. */
+	ck_assert_int_eq(core_handler_set(fx.core, FERRY_APP_TYPE_MIN, 0xffff,
+	                     handler_a, &a),
+	    0);
+	ck_assert_int_eq(core_handler_set(fx.core, dht_lo, dht_hi, handler_b,
+	                     &b),
+	    0);
+	ck_assert_int_eq(core_handler_set(fx.core, st_lo, st_hi, handler_a, &c),
+	    0);
+	ck_assert_ptr_eq(core_handler_find(fx.core, dht_lo)->cls, &b);
+	ck_assert_ptr_eq(core_handler_find(fx.core, dht_hi)->cls, &b);
+	ck_assert_ptr_eq(core_handler_find(fx.core, st_lo)->cls, &c);
+	ck_assert_ptr_eq(core_handler_find(fx.core, 0xffff)->cls, &a);
+	ck_assert_ptr_null(core_handler_find(fx.core, dht_lo - 1));
+	/* Overlaps, at either end or around, are refused. */
+	ck_assert_int_eq(core_handler_set(fx.core, dht_hi, st_lo, handler_b,
+	                     &b),
+	    -EEXIST);
+	ck_assert_int_eq(core_handler_set(fx.core, 0x1000, 0x1000, handler_b,
+	                     &b),
+	    -EEXIST);
+	/* The core's own types, and nonsense, are nobody's to take. */
+	ck_assert_int_eq(core_handler_set(fx.core, 0, dht_lo - 1, handler_b,
+	                     &b),
+	    -EINVAL);
+	ck_assert_int_eq(core_handler_set(fx.core, FERRY_MSG_ACK, FERRY_MSG_ACK,
+	                     handler_b, &b),
+	    -EINVAL);
+	ck_assert_int_eq(core_handler_set(fx.core, st_hi, st_lo, handler_b, &b),
+	    -EINVAL);
+	ck_assert_int_eq(core_handler_set(fx.core, 0x0150, 0x0150, NULL, &b),
+	    -EINVAL);
+	/* One layer leaving leaves the others. */
+	core_handler_unset(fx.core, dht_lo, dht_hi);
+	ck_assert_ptr_null(core_handler_find(fx.core, dht_lo));
+	ck_assert_ptr_eq(core_handler_find(fx.core, st_hi)->cls, &c);
+	ck_assert_ptr_eq(core_handler_find(fx.core, FERRY_APP_TYPE_MIN)->cls,
+	    &a);
+	core_handler_unset(fx.core, st_lo, st_hi);
+	core_handler_unset(fx.core, FERRY_APP_TYPE_MIN, 0xffff);
+}
+END_TEST
+
 static Suite *
 core_subs_suite(void)
 {
@@ -475,6 +544,7 @@ core_subs_suite(void)
 #ifdef FERRY_HAVE_SERVICE
 	tcase_add_test(tcc, test_service_leaves_others_hooked);
 #endif
+	tcase_add_test(tcc, test_handler_ranges);
 	suite_add_tcase(s, tcc);
 	return s;
 }
