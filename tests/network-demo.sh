@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # ferry's main job on one machine: builds ferry if needed, starts a small
-# network of ferryd processes on 127.0.0.1, each with its own state
-# directory, client socket and UDP and TCP ports, where every node but the
-# first knows only the first one's HELO. It shows them find and prove each
-# other's addresses and agree on keys (`ferry peers`), every node send a
-# message to every other, a round trip through the stack (`ferry ping`),
-# a 1 MB transfer checked byte for byte, what the counters say happened,
-# and stops them all cleanly (also on Ctrl-C or an error).
+# network of ferryd processes on loopback, each with its own address (node N
+# on 127.0.0.(10+N): Linux answers all of 127.0.0.0/8, and so every node is
+# a network source of its own to the others, as hosts are), state directory,
+# client socket and UDP and TCP ports, where every node but the first knows
+# only the first one's HELO. It shows them find and prove each other's
+# addresses and agree on keys (`ferry peers`), every node send a message to
+# every other, a round trip through the stack (`ferry ping`), a 1 MB
+# transfer checked byte for byte, what the counters say happened, and stops
+# them all cleanly (also on Ctrl-C or an error).
 #
 # The demo is a list of steps (DEMO_STEPS below); each is a function
 # step_<name> using the same helpers (node_cli, node_conf, ...).
@@ -37,6 +39,7 @@ HOLD_PID=
 PIDS=()
 UDP_PORTS=()
 TCP_PORTS=()
+NODE_IPS=()
 TRANSPORTS=()
 
 if [ -t 1 ]; then
@@ -121,6 +124,7 @@ pick_ports() {
     for ((i = 1; i <= NODES; i++)); do
         UDP_PORTS[i]=$((base + 2 * i - 2))
         TCP_PORTS[i]=$((base + 2 * i - 1))
+        NODE_IPS[i]=127.0.0.$((10 + i))
     done
 }
 
@@ -146,16 +150,16 @@ write_conf() { # write_conf N [BOOTSTRAP_URI]
         echo "TRANSPORTS = ${TRANSPORTS[*]}"
         [ -z "$boot" ] || echo "BOOTSTRAP = $boot"
         # The IP transports refuse loopback by default: this network
-        # lives on 127.0.0.1 only.
+        # lives on 127.0.0.0/8 only.
         echo "[transport-udp]"
-        echo "BIND_ADDRESS = 127.0.0.1"
+        echo "BIND_ADDRESS = ${NODE_IPS[n]}"
         echo "PORT = ${UDP_PORTS[n]}"
-        echo "ADVERTISE = 127.0.0.1:${UDP_PORTS[n]}"
+        echo "ADVERTISE = ${NODE_IPS[n]}:${UDP_PORTS[n]}"
         echo "BLACKLIST ="
         echo "[transport-tcp]"
-        echo "BIND_ADDRESS = 127.0.0.1"
+        echo "BIND_ADDRESS = ${NODE_IPS[n]}"
         echo "PORT = ${TCP_PORTS[n]}"
-        echo "ADVERTISE = 127.0.0.1:${TCP_PORTS[n]}"
+        echo "ADVERTISE = ${NODE_IPS[n]}:${TCP_PORTS[n]}"
         echo "BLACKLIST ="
     } >"$(node_conf "$n")"
 }
@@ -233,7 +237,8 @@ cleanup() {
 # --- the steps -------------------------------------------------------------
 
 step_start() {
-    say "Starting $NODES ferryd on 127.0.0.1 (transports: ${TRANSPORTS[*]})"
+    say "Starting $NODES ferryd on 127.0.0.11 and up" \
+        "(transports: ${TRANSPORTS[*]})"
     pick_ports
     local n uri=
     for ((n = 1; n <= NODES; n++)); do
@@ -241,9 +246,9 @@ step_start() {
         start_node "$n"
         # The others know only node 1, by its signed HELOs.
         [ "$n" -gt 1 ] || uri=$(node_cli 1 hello)
-        printf 'node %d: pid %d, udp 127.0.0.1:%d, tcp 127.0.0.1:%d, socket %s\n' \
-            "$n" "${PIDS[n]}" "${UDP_PORTS[n]}" "${TCP_PORTS[n]}" \
-            "$(node_socket "$n")"
+        printf 'node %d: pid %d, udp %s:%d, tcp %s:%d, socket %s\n' \
+            "$n" "${PIDS[n]}" "${NODE_IPS[n]}" "${UDP_PORTS[n]}" \
+            "${NODE_IPS[n]}" "${TCP_PORTS[n]}" "$(node_socket "$n")"
     done
 }
 

@@ -157,11 +157,51 @@ tcp_conn_accept(struct tcp *t, int fd, const struct sockaddr_storage *peer)
 	return 0;
 }
 
-/* Starts a non-blocking connect. 0 and *ret_fd with *ret_pending telling
- * whether it is still in progress, or a negative errno. */
+/* The address connections to family go out from: the listener's when
+ * every listener of that family is bound to the same one specific
+ * address (a host with several, or peers on one machine each on its own
+ * 127.0.0.N), so that peers see traffic come from where we serve and
+ * advertise. NULL leaves the choice to the kernel's routes. */
+static const struct sockaddr_storage *
+tcp_conn_source(const struct tcp *t, int family)
+{
+	const struct sockaddr_storage *src = NULL;
+
+	for (size_t i = 0; i < t->n_listeners; i++) {
+		const struct sockaddr_storage *b = &t->listeners[i].name;
+
+		if (b->ss_family != family)
+			continue;
+		if (netaddr_is_unspecified(b) || src != NULL)
+			return NULL;
+		src = b;
+	}
+	return src;
+}
+
+/* Binds fd to src's address with a port of the kernel's choosing, which
+ * it picks at connect() as for any socket (IP_BIND_ADDRESS_NO_PORT:
+ * bind() alone would reserve the port for every destination). */
 static int
-tcp_conn_dial(const struct sockaddr_storage *ss, int *ret_fd,
-    bool *ret_pending)
+tcp_conn_bind_source(int fd, const struct sockaddr_storage *src)
+{
+	struct sockaddr_storage ss = *src;
+	int on = 1;
+
+	netaddr_set_port(&ss, 0);
+	(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &on,
+	    sizeof(on));
+	if (bind(fd, (const struct sockaddr *)&ss, netaddr_socklen(&ss)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Starts a non-blocking connect from src (NULL: any address). 0 and
+ * *ret_fd with *ret_pending telling whether it is still in progress, or a
+ * negative errno. */
+static int
+tcp_conn_dial(const struct sockaddr_storage *ss,
+    const struct sockaddr_storage *src, int *ret_fd, bool *ret_pending)
 {
 	int fd, r;
 
@@ -169,6 +209,13 @@ tcp_conn_dial(const struct sockaddr_storage *ss, int *ret_fd,
 	    0);
 	if (fd < 0)
 		return -errno;
+	if (src != NULL) {
+		r = tcp_conn_bind_source(fd, src);
+		if (r < 0) {
+			(void)close(fd);
+			return r;
+		}
+	}
 	r = connect(fd, (const struct sockaddr *)ss, netaddr_socklen(ss));
 	if (r < 0 && errno != EINPROGRESS) {
 		r = -errno;
@@ -200,7 +247,8 @@ tcp_conn_connect(struct tcp *t, const struct sockaddr_storage *ss,
 		*ret = c;
 		return 0;
 	}
-	r = tcp_conn_dial(ss, &fd, &pending);
+	r = tcp_conn_dial(ss, tcp_conn_source(t, ss->ss_family), &fd,
+	    &pending);
 	if (r < 0) {
 		(*t->st.connect_failed)++;
 		return r;

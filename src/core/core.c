@@ -219,6 +219,8 @@ core_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	core->stats = stats;
 	core->started_us = time_mono_us();
 	core->rwnd_told = UINT32_MAX; /* no ACK yet */
+	subs_init(&core->peer_subs, SUBS_PEER);
+	subs_init(&core->drain_subs, SUBS_DRAIN);
 	if (snprintf(core->state_dir, sizeof(core->state_dir), "%s",
 		state_dir) >= (int)sizeof(core->state_dir)) {
 		r = log_err_errno(-ENAMETOOLONG, "state directory");
@@ -268,6 +270,10 @@ core_free(struct core *core)
 	while (core->n_transports > 0)
 		core_unload_transport_at(core, core->n_transports - 1);
 	core_peers_done(core);
+	/* Subscribers that are still linked find themselves unsubscribed,
+	 * so that leaving later is harmless. */
+	subs_done(&core->peer_subs);
+	subs_done(&core->drain_subs);
 	identity_free(core->ident);
 	free(core);
 }
@@ -385,7 +391,7 @@ int
 core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
     core_handler_fn *fn, void *cls)
 {
-	if (lo > hi || fn == NULL)
+	if (lo > hi || fn == NULL || lo < FERRY_MSG_DHT_MIN)
 		return -EINVAL;
 	for (size_t i = 0; i < core->n_handlers; i++)
 		if (lo <= core->handlers[i].hi && core->handlers[i].lo <= hi)
@@ -419,18 +425,30 @@ core_handler_find(const struct core *core, uint16_t type)
 	return NULL;
 }
 
-void
-core_peer_cb_set(struct core *core, core_peer_fn *fn, void *cls)
+int
+core_peer_subscribe(struct core *core, struct core_sub *sub, core_peer_fn *fn,
+    void *cls)
 {
-	core->peer_cb = fn;
-	core->peer_cb_cls = cls;
+	if (fn == NULL)
+		return -EINVAL;
+	return subs_add(&core->peer_subs, sub, (union core_sub_fn){ .peer = fn },
+	    cls);
+}
+
+int
+core_drain_subscribe(struct core *core, struct core_sub *sub,
+    core_drain_fn *fn, void *cls)
+{
+	if (fn == NULL)
+		return -EINVAL;
+	return subs_add(&core->drain_subs, sub,
+	    (union core_sub_fn){ .drain = fn }, cls);
 }
 
 void
-core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls)
+core_unsubscribe(struct core_sub *sub)
 {
-	core->drain_cb = fn;
-	core->drain_cb_cls = cls;
+	subs_remove(sub);
 }
 
 /* Over unreliable transports the receive window in our ACKs holds

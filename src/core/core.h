@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <ferry/proto.h>
 
@@ -19,6 +20,7 @@ struct cfg;
 struct core;
 struct event_base;
 struct stats;
+struct subs;
 
 /* A message for the layers above; everything is borrowed for the call. */
 typedef void core_handler_fn(void *cls, const struct ferry_peer_id *peer,
@@ -28,6 +30,26 @@ typedef void core_peer_fn(void *cls, const struct ferry_peer_id *peer,
     bool connected);
 /* A peer's send queue went from full to below its low-water mark. */
 typedef void core_drain_fn(void *cls, const struct ferry_peer_id *peer);
+
+/* The callback of a subscription, of the kind it subscribed to. */
+union core_sub_fn {
+	core_peer_fn *peer;   /* core_peer_subscribe */
+	core_drain_fn *drain; /* core_drain_subscribe */
+};
+
+/*
+ * One subscription to the core's events, embedded in the subscriber's own
+ * struct: the subscriber owns the memory, the core only links it in.
+ * Zeroed memory (calloc, or = { 0 }) reads as not subscribed. The members
+ * are the core's; a subscriber only passes the node's address.
+ */
+struct core_sub {
+	TAILQ_ENTRY(core_sub) link; /* in list, while subscribed */
+	struct subs *list;	    /* the list, or NULL: not subscribed */
+	union core_sub_fn fn;	    /* what the list calls */
+	void *cls;		    /* fn's first argument */
+	uint64_t seq;		    /* when it joined (see subs.c) */
+};
 
 struct core_transport_info {
 	const char *name;  /* "udp" */
@@ -90,22 +112,52 @@ size_t core_transport_count(const struct core *core);
 void core_transport_info(const struct core *core, size_t i,
     struct core_transport_info *info);
 
-/* Routes inbound messages with lo <= type <= hi to fn. Ranges must not
- * overlap another handler's: -EEXIST. */
+/* Routes inbound messages with lo <= type <= hi to fn; each layer owns
+ * its ranges (FERRY_MSG_DHT_MIN, FERRY_MSG_STORAGE_MIN and
+ * FERRY_APP_TYPE_MIN in <ferry/proto.h>), and the core calls the one
+ * handler whose range holds a message's type. -EINVAL if lo > hi, fn is
+ * NULL or lo < FERRY_MSG_DHT_MIN (the core's own types), -EEXIST if the
+ * range overlaps another handler's, -ENOSPC if the core's table (32
+ * handlers) is full. A handler may set and unset handlers, its own
+ * included, while it runs. */
 int core_handler_set(struct core *core, uint16_t lo, uint16_t hi,
     core_handler_fn *fn, void *cls);
 /* Removes the handler set for exactly [lo, hi], if any; its cls is not
  * used again. */
 void core_handler_unset(struct core *core, uint16_t lo, uint16_t hi);
-/* Notifications of links coming and going, and of queues draining. */
-void core_peer_cb_set(struct core *core, core_peer_fn *fn, void *cls);
-void core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls);
+
+/*
+ * Subscriptions: any number of layers hear of links coming up and going
+ * down (core_peer_subscribe) and of send queues draining after -EAGAIN
+ * (core_drain_subscribe). sub is the subscriber's (struct core_sub); the
+ * core keeps it linked until core_unsubscribe or core_free. Returns 0,
+ * -EINVAL if fn is NULL, or -EALREADY if sub is subscribed already.
+ *
+ * Reentrancy: subscribers are called in the order they joined; the peer
+ * id is borrowed for the call. From inside a callback a subscriber may
+ *   - leave (core_unsubscribe), and free the memory holding its node;
+ *   - make any other node leave: one not called yet for this event then
+ *     is not;
+ *   - join, or make another join: the new node hears from the next event;
+ *   - call the core (core_send and the rest). An event of the same kind
+ *     that this raises waits until the current one has reached every
+ *     subscriber, so that each sees a peer's ups and downs in order.
+ * It must not call core_free. Peer events stop once core_free begins.
+ */
+int core_peer_subscribe(struct core *core, struct core_sub *sub,
+    core_peer_fn *fn, void *cls);
+int core_drain_subscribe(struct core *core, struct core_sub *sub,
+    core_drain_fn *fn, void *cls);
+/* Ends sub's subscription, of either kind; its cls is not used again. A
+ * no-op if sub is not subscribed, also after core_free (which ends every
+ * subscription). */
+void core_unsubscribe(struct core_sub *sub);
 
 /*
  * Queues a message for a peer; data is copied. 0 when queued, -ENOTCONN
  * if there is no link to the peer, -EAGAIN if its queue is over its bound
- * (a drain callback follows), -EMSGSIZE if len > FERRY_APP_MSG_MAX,
- * -ENOMEM.
+ * (drain subscribers hear when it has room again), -EMSGSIZE if
+ * len > FERRY_APP_MSG_MAX, -ENOMEM.
  */
 int core_send(struct core *core, const struct ferry_peer_id *peer,
     uint16_t type, const void *data, size_t len);

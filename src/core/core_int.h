@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "core/core_cfg.h"
 #include "core/frag.h"
+#include "core/subs.h"
 #include "lib/ratelimit.h"
 
 #define CORE_MAX_TRANSPORTS 16
@@ -111,10 +112,8 @@ struct core {
 
 	struct core_handler handlers[CORE_MAX_HANDLERS];
 	size_t n_handlers;
-	core_peer_fn *peer_cb;
-	void *peer_cb_cls;
-	core_drain_fn *drain_cb;
-	void *drain_cb_cls;
+	struct subs peer_subs;	/* core_peer_subscribe */
+	struct subs drain_subs; /* core_drain_subscribe */
 	uint64_t rx_backlog; /* bytes the service still owes its clients */
 	uint32_t rwnd_told;  /* least window an ACK told since the last
 			      * window update (tx_window_opened) */

@@ -199,8 +199,8 @@ peer_free(struct peer *p)
 	struct path *pa;
 
 	p->dying = true;
-	if (p->connected && core->peer_cb != NULL && !core->stopping)
-		core->peer_cb(core->peer_cb_cls, &p->id, false);
+	if (p->connected && !core->stopping)
+		subs_emit(&core->peer_subs, &p->id, false);
 	if (p->connected)
 		core->n_connected--;
 	echo_cancel_peer(p, -ENOTCONN);
@@ -247,8 +247,8 @@ peer_update_state(struct peer *p)
 		echo_cancel_peer(p, -ENOTCONN);
 	}
 	*core->ctr.peers_connected = core->n_connected;
-	if (core->peer_cb != NULL && !core->stopping)
-		core->peer_cb(core->peer_cb_cls, &p->id, up);
+	if (!core->stopping)
+		subs_emit(&core->peer_subs, &p->id, up);
 	if (up)
 		tx_link_up(p);
 }

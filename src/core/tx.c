@@ -414,8 +414,8 @@ tx_flush(struct peer *p)
 		p->last_tx_us = now;
 	}
 	tx_arm_timer(p);
-	if (sendq_drained(&p->q) && core->drain_cb != NULL)
-		core->drain_cb(core->drain_cb_cls, &p->id);
+	if (sendq_drained(&p->q))
+		subs_emit(&core->drain_subs, &p->id, false);
 }
 
 static void

@@ -360,17 +360,17 @@ relay_init(struct service *svc)
 	if (r < 0)
 		return r;
 	svc->handler_set = true;
-	core_drain_cb_set(svc->core, relay_on_drain, svc);
-	return 0;
+	return core_drain_subscribe(svc->core, &svc->drain_sub, relay_on_drain,
+	    svc);
 }
 
 void
 relay_done(struct service *svc)
 {
-	if (svc->handler_set) {
+	/* Our subscription only: other layers' stay as they are. */
+	core_unsubscribe(&svc->drain_sub);
+	if (svc->handler_set)
 		core_handler_unset(svc->core, FERRY_APP_TYPE_MIN, 0xffff);
-		core_drain_cb_set(svc->core, NULL, NULL);
-	}
 	svc->handler_set = false;
 	if (svc->ev_retry != NULL)
 		event_free(svc->ev_retry);

@@ -17,6 +17,7 @@
 
 #include "lib/buf.h"
 #include "lib/ratelimit.h"
+#include "core/core.h"
 #include "service/msgparse.h"
 #include "service/policy.h"
 #include "service/requests.h"
@@ -96,6 +97,7 @@ struct service {
 	uint64_t backlog;     /* bytes queued for all clients */
 	uint64_t started_us;  /* monotonic, for STATUS uptime */
 	bool handler_set;     /* our core handler is installed */
+	struct core_sub drain_sub; /* relay_on_drain's subscription */
 	struct registry *reg; /* app type -> clients */
 	struct svc_counters c;
 	struct ratelimit policy_rl; /* log lines about refusals */
@@ -208,9 +210,10 @@ int requests_refuse(struct client *c, const struct request_kind *kind,
     const struct msg_req *req);
 
 /* relay.c */
-/* Installs the core handler and drain callback. 0 or negative errno. */
+/* Installs the core handler and subscribes to drain events. 0 or
+ * negative errno. */
 int relay_init(struct service *svc);
-/* Removes them. */
+/* Removes the handler and the subscription. */
 void relay_done(struct service *svc);
 int relay_register(struct client *c, const struct msg_req *req);
 /* SEND: a requests_fn (requests.h). */

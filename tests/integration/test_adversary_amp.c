@@ -68,8 +68,8 @@ START_TEST(test_amp_ping_answered_no_larger)
 	for (size_t i = 0; i < sizeof(pads) / sizeof(pads[0]); i++) {
 		size_t n = make_ping(d, ping, sizeof(ping), pads[i]);
 
-		ck_assert_int_eq(wirepeer_send(w, d->port, ping, n), 0);
-		adv_collect(w, d->port, REPLY_MS, &rx);
+		ck_assert_int_eq(wirepeer_send(w, &d->addr, ping, n), 0);
+		adv_collect(w, &d->addr, REPLY_MS, &rx);
 		/* The reply is measured, so there must be one. */
 		ck_assert_uint_eq(rx.pongs, 1);
 		ck_assert_uint_eq(rx.datagrams, 1);
@@ -103,11 +103,11 @@ START_TEST(test_amp_short_ping_unanswered)
 	for (size_t i = 0; i < 2; i++) {
 		(void)make_ping(d, ping, sizeof(ping), 0);
 		wire_put16(ping, (uint16_t)sizes[i]);
-		ck_assert_int_eq(wirepeer_send(w, d->port, ping, sizes[i]), 0);
+		ck_assert_int_eq(wirepeer_send(w, &d->addr, ping, sizes[i]), 0);
 		ck_assert_msg(mesh_wait_stat(d, "core.ping_refused", i + 1,
 		                  5000),
 		    "a %zu-byte PING was not refused", sizes[i]);
-		adv_collect(w, d->port, 500, &rx);
+		adv_collect(w, &d->addr, 500, &rx);
 		ck_assert_msg(rx.datagrams == 0,
 		    "a %zu-byte PING was answered with %zu bytes", sizes[i],
 		    rx.bytes);
@@ -115,8 +115,8 @@ START_TEST(test_amp_short_ping_unanswered)
 	ck_assert_uint_eq(mesh_stat(d, "core.pong_sent"), 0);
 	/* Padded, the same PING is answered: the refusal was the size. */
 	(void)make_ping(d, ping, sizeof(ping), 0);
-	ck_assert_int_eq(wirepeer_send(w, d->port, ping, full), 0);
-	adv_collect(w, d->port, REPLY_MS, &rx);
+	ck_assert_int_eq(wirepeer_send(w, &d->addr, ping, full), 0);
+	adv_collect(w, &d->addr, REPLY_MS, &rx);
 	ck_assert_uint_eq(rx.pongs, 1);
 	wirepeer_free(w);
 	harness_free(h);
@@ -142,11 +142,11 @@ START_TEST(test_amp_ping_burst_per_source)
 	t0 = harness_now_ms();
 	for (unsigned i = 0; i < BURST; i++) {
 		n = make_ping(d, ping, sizeof(ping), 0);
-		ck_assert_int_eq(wirepeer_send(w, d->port, ping, n), 0);
+		ck_assert_int_eq(wirepeer_send(w, &d->addr, ping, n), 0);
 	}
 	ck_assert(mesh_wait_stat(d, "core.ping_in", BURST, 10000));
 	secs = (harness_now_ms() - t0) / 1000 + 1;
-	adv_collect(w, d->port, REPLY_MS, &rx);
+	adv_collect(w, &d->addr, REPLY_MS, &rx);
 	/* The bucket's burst, plus what refills while the test runs. */
 	ck_assert_msg(rx.pongs <= PER_SOURCE + PER_SOURCE * secs,
 	    "%u PONGs for %d PINGs in %llu s", rx.pongs, BURST,
@@ -172,9 +172,9 @@ START_TEST(test_amp_kx_answered_once)
 	d = adv_daemon(h, NULL);
 	ck_assert_int_eq(wirepeer_new(204, &w), 0);
 	adv_kx(w->ident, &d->id, time_real_us(), kx);
-	ck_assert_int_eq(wirepeer_send(w, d->port, kx, sizeof(kx)), 0);
+	ck_assert_int_eq(wirepeer_send(w, &d->addr, kx, sizeof(kx)), 0);
 	/* Less than the daemon's first retransmission interval (1 s). */
-	adv_collect(w, d->port, 800, &rx);
+	adv_collect(w, &d->addr, 800, &rx);
 	ck_assert_uint_eq(rx.kxs, 1);
 	ck_assert_uint_eq(rx.datagrams, 1);
 	ck_assert_uint_le(rx.bytes, sizeof(kx));
@@ -200,10 +200,10 @@ START_TEST(test_amp_kx_stranger_not_repeated)
 	d = adv_daemon(h, NULL);
 	ck_assert_int_eq(wirepeer_new(205, &w), 0);
 	adv_kx(w->ident, &d->id, time_real_us(), kx);
-	ck_assert_int_eq(wirepeer_send(w, d->port, kx, sizeof(kx)), 0);
+	ck_assert_int_eq(wirepeer_send(w, &d->addr, kx, sizeof(kx)), 0);
 	/* Long enough for three of the daemon's retransmissions (1, 2 and
 	 * 4 s apart). */
-	adv_collect(w, d->port, 8000, &rx);
+	adv_collect(w, &d->addr, 8000, &rx);
 	ck_assert_uint_ge(rx.kxs, 1);
 	ck_assert_msg(rx.bytes <= sizeof(kx),
 	    "one %zu-byte KX from an unproven source got %u KX messages "
@@ -231,11 +231,11 @@ START_TEST(test_amp_helo_ping_no_larger)
 	ck_assert_int_eq(harness_new("amp-helo", &h), 0);
 	d = adv_daemon(h, NULL);
 	ck_assert_int_eq(wirepeer_new(206, &w), 0);
-	n = wirepeer_helo(w, w->port, 3600, helo, sizeof(helo));
+	n = wirepeer_helo(w, &w->addr, 3600, helo, sizeof(helo));
 	ck_assert_int_gt(n, 0);
-	ck_assert_int_eq(wirepeer_send(w, d->port, helo, (size_t)n), 0);
+	ck_assert_int_eq(wirepeer_send(w, &d->addr, helo, (size_t)n), 0);
 	ck_assert(mesh_wait_stat(d, "core.helo_in", 1, 5000));
-	adv_collect(w, d->port, REPLY_MS, &rx);
+	adv_collect(w, &d->addr, REPLY_MS, &rx);
 	ck_assert_uint_le(rx.pings, 1);
 	ck_assert_msg(rx.bytes <= (size_t)n,
 	    "a %d-byte HELO made the daemon send %zu bytes (%u datagrams) "
@@ -266,12 +266,12 @@ START_TEST(test_amp_helo_one_ping_per_advert)
 	    "[core]\nPING_INTERVAL = 1 s\n"
 	    "VALIDATION_TIMEOUT = 200 ms\n");
 	ck_assert_int_eq(wirepeer_new(207, &w), 0);
-	n = wirepeer_helo(w, w->port, 3600, helo, sizeof(helo));
+	n = wirepeer_helo(w, &w->addr, 3600, helo, sizeof(helo));
 	ck_assert_int_gt(n, 0);
-	ck_assert_int_eq(wirepeer_send(w, d->port, helo, (size_t)n), 0);
+	ck_assert_int_eq(wirepeer_send(w, &d->addr, helo, (size_t)n), 0);
 	ck_assert(mesh_wait_stat(d, "core.helo_in", 1, 5000));
 	/* Retries would come 2 and 4 s after the first failure. */
-	adv_collect(w, d->port, 9000, &rx);
+	adv_collect(w, &d->addr, 9000, &rx);
 	ck_assert_msg(rx.pings <= 1,
 	    "one HELO for an unanswering address drew %u PINGs (%zu bytes)",
 	    rx.pings, rx.bytes);
@@ -294,7 +294,7 @@ send_junk(struct harness_daemon *d, struct wirepeer *w)
 
 #define JUNK_SEND(p, len)                                                      \
 	do {                                                                   \
-		ck_assert_int_eq(wirepeer_send(w, d->port, (p), (len)), 0);    \
+		ck_assert_int_eq(wirepeer_send(w, &d->addr, (p), (len)), 0);   \
 		sent++;                                                        \
 	} while (0)
 	ck_assert_int_eq(wirepeer_new(299, &other), 0);
@@ -338,7 +338,7 @@ send_junk(struct harness_daemon *d, struct wirepeer *w)
 	    time_real_s() + 3600, addr, alen);
 	JUNK_SEND(buf, (size_t)n);
 	/* HELO with a broken signature. */
-	n = wirepeer_helo(w, w->port, 3600, buf, sizeof(buf));
+	n = wirepeer_helo(w, &w->addr, 3600, buf, sizeof(buf));
 	buf[n - 1] ^= 1;
 	JUNK_SEND(buf, (size_t)n);
 #undef JUNK_SEND
@@ -360,7 +360,7 @@ START_TEST(test_amp_junk_unanswered)
 	ck_assert_int_eq(wirepeer_new(208, &w), 0);
 	sent = send_junk(d, w);
 	ck_assert(mesh_wait_stat(d, "udp.rx_datagrams", sent, 5000));
-	adv_collect(w, 0, REPLY_MS, &rx);
+	adv_collect(w, NULL, REPLY_MS, &rx);
 	ck_assert_msg(rx.datagrams == 0,
 	    "%u junk datagrams drew %u answers (%zu bytes)", sent, rx.datagrams,
 	    rx.bytes);

@@ -68,7 +68,7 @@ fix_setup(struct fix *f, const char *name, const char *cfg, uint64_t seed)
 	                     (const uint16_t[]){ MESH_APP_TYPE, WB_TYPE }, 2),
 	    0);
 	ck_assert_int_eq(wirepeer_new(seed, &f->w), 0);
-	ck_assert_int_eq(wirelink_new(f->w, &f->d->id, f->d->port, &f->l), 0);
+	ck_assert_int_eq(wirelink_new(f->w, &f->d->id, &f->d->addr, &f->l), 0);
 	if (wirelink_handshake(f->l, LINK_MS) != 0) {
 		harness_dump_logs(f->h);
 		ck_abort_msg("the message source did not link");

@@ -52,7 +52,7 @@ fix_setup(struct fix *f, const char *name, uint64_t seed)
 	f->d = adv_daemon(f->h, NULL);
 	f->lis = mesh_listener(f->d);
 	ck_assert_int_eq(wirepeer_new(seed, &f->w), 0);
-	ck_assert_int_eq(wirelink_new(f->w, &f->d->id, f->d->port, &f->l), 0);
+	ck_assert_int_eq(wirelink_new(f->w, &f->d->id, &f->d->addr, &f->l), 0);
 	if (wirelink_handshake(f->l, LINK_MS) != 0) {
 		harness_dump_logs(f->h);
 		ck_abort_msg("no link between the test peer and the daemon");

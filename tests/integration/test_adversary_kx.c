@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Handshake floods (issue 6, "Adversarial peers"). The attacker's
- * sockets are bound to 127.0.0.2, many source ports, while the
- * legitimate daemons talk over 127.0.0.1: the UDP transport hands the
- * core the source IP without its port, and the per-source handshake
- * limit (KX_RATE_PER_SOURCE) keys on it, so the attacker is one source
- * however many ports it uses, and the legitimate peers are another.
+ * sockets are bound to 127.0.0.2, many source ports, while each
+ * legitimate daemon has a loopback address of its own (127.0.0.10 and
+ * up, harness.h): the UDP transport hands the core the source IP without
+ * its port, and the per-source handshake limit (KX_RATE_PER_SOURCE) keys
+ * on it, so the attacker is one source however many ports it uses, and
+ * each legitimate peer is another.
  *
  * Each flooded KX names the victim as receiver and carries a fresh
  * timestamp, so it passes the cheap checks and would cost a signature
@@ -114,10 +115,10 @@ victim_use(struct harness_daemon *v, struct victim_use *u)
 
 /*
  * Tens of thousands of forged KX initiations per second from many ports
- * of 127.0.0.2; meanwhile a daemon on 127.0.0.1 that has never met the
- * victim is given its HELO and must be linked within 5 s. The victim
- * verifies at most KX_RATE_PER_SOURCE signatures a second for the
- * attacker, uses a fraction of a core, and its memory stays put.
+ * of 127.0.0.2; meanwhile a daemon on an address of its own that has
+ * never met the victim is given its HELO and must be linked within 5 s.
+ * The victim verifies at most KX_RATE_PER_SOURCE signatures a second for
+ * the attacker, uses a fraction of a core, and its memory stays put.
  */
 START_TEST(test_kx_flood_legit_peer_connects)
 {
@@ -139,7 +140,7 @@ START_TEST(test_kx_flood_legit_peer_connects)
 	kx = kx_batch(&v->id, 70000, N_IDS, N_KX, true);
 	cost = verify_cost_us(kx, 1000);
 	victim_use(v, &u0);
-	ck_assert_int_eq(flood_start(ATTACKER_IP, ATTACKER_SOCKS, v->port, kx,
+	ck_assert_int_eq(flood_start(ATTACKER_IP, ATTACKER_SOCKS, &v->addr, kx,
 	                     FERRY_KX_SIZE, N_KX, RATE, &f),
 	    0);
 	free(kx);
@@ -208,7 +209,7 @@ send_kx_paced(struct harness_daemon *v, const uint8_t *kx, unsigned n)
 
 	ck_assert_int_eq(wirepeer_new_at(1, ATTACKER_IP, &w), 0);
 	for (unsigned i = 0; i < n; i++) {
-		ck_assert_int_eq(wirepeer_send(w, v->port,
+		ck_assert_int_eq(wirepeer_send(w, &v->addr,
 		                     kx + (size_t)i * FERRY_KX_SIZE,
 		                     FERRY_KX_SIZE),
 		    0);
@@ -300,7 +301,7 @@ START_TEST(test_kx_fresh_identities_legit_still_connects)
 	l = adv_daemon(h, NULL);
 	uri = mesh_hello(v);
 	kx = kx_batch(&v->id, 300000, N, N, false);
-	ck_assert_int_eq(flood_start(ATTACKER_IP, ATTACKER_SOCKS, v->port, kx,
+	ck_assert_int_eq(flood_start(ATTACKER_IP, ATTACKER_SOCKS, &v->addr, kx,
 	                     FERRY_KX_SIZE, N, RATE, &f),
 	    0);
 	free(kx);

@@ -28,13 +28,13 @@
 struct got_ping {
 	uint8_t buf[2048];
 	struct ping ping;
-	uint16_t port;
+	struct sockaddr_in from; /* the daemon that sent it */
 };
 
 static void
 await(struct harness *h, struct wirepeer *w, struct got_ping *g, int timeout_ms)
 {
-	if (adv_await_ping(w, g->buf, sizeof(g->buf), &g->ping, &g->port,
+	if (adv_await_ping(w, g->buf, sizeof(g->buf), &g->ping, &g->from,
 	        timeout_ms) != 0) {
 		harness_dump_logs(h);
 		ck_abort_msg("no PING arrived");
@@ -83,22 +83,22 @@ START_TEST(test_pong_expired_refused)
 	await(h, w, &g, 5000);
 	n = pong_for(w, &g.ping, g.ping.protocol, time_real_s() - 60, pong,
 	    sizeof(pong));
-	ck_assert_int_eq(wirepeer_send(w, g.port, pong, n), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g.from, pong, n), 0);
 	ck_assert(mesh_wait_stat(d, "core.pong_bad", 1, 5000));
 	n = pong_for(w, &g.ping, g.ping.protocol, time_real_s(), pong,
 	    sizeof(pong));
-	ck_assert_int_eq(wirepeer_send(w, g.port, pong, n), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g.from, pong, n), 0);
 	ck_assert(mesh_wait_stat(d, "core.pong_bad", 2, 5000));
 	n = pong_for(w, &g.ping, FERRY_PROTO_TCP, time_real_s() + 3600, pong,
 	    sizeof(pong));
-	ck_assert_int_eq(wirepeer_send(w, g.port, pong, n), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g.from, pong, n), 0);
 	ck_assert(mesh_wait_stat(d, "core.pong_bad", 3, 5000));
 	ck_assert_uint_eq(mesh_stat(d, "core.validations"), 0);
 	ck_assert_uint_eq(mesh_stat(d, "core.peers_connected"), 0);
 	/* Still pinging: the right answer validates. */
 	n = pong_for(w, &g.ping, g.ping.protocol, time_real_s() + 3600, pong,
 	    sizeof(pong));
-	ck_assert_int_eq(wirepeer_send(w, g.port, pong, n), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g.from, pong, n), 0);
 	ck_assert(mesh_wait_stat(d, "core.validations", 1, 5000));
 	wirepeer_free(w);
 	harness_free(h);
@@ -117,7 +117,7 @@ await_new_challenge(struct harness *h, struct wirepeer *w,
 
 		if (now >= end ||
 		    adv_await_ping(w, g->buf, sizeof(g->buf), &g->ping,
-		        &g->port, (int)(end - now)) != 0) {
+		        &g->from, (int)(end - now)) != 0) {
 			harness_dump_logs(h);
 			ck_abort_msg("no PING with a new challenge");
 		}
@@ -152,16 +152,16 @@ START_TEST(test_pong_for_old_challenge_refused)
 	ck_assert(mesh_wait_stat(d, "core.validation_failures", 1, 5000));
 	/* The retry comes PING_INTERVAL << 1 after the failure. */
 	await_new_challenge(h, w, &g1, &g2, 10000);
-	ck_assert_int_eq(wirepeer_send(w, g2.port, p1, n1), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g2.from, p1, n1), 0);
 	ck_assert(mesh_wait_stat(d, "core.pong_unsolicited", 1, 5000));
 	ck_assert_uint_eq(mesh_stat(d, "core.validations"), 0);
 	n2 = pong_for(w, &g2.ping, g2.ping.protocol, time_real_s() + 3600, p2,
 	    sizeof(p2));
-	ck_assert_int_eq(wirepeer_send(w, g2.port, p2, n2), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g2.from, p2, n2), 0);
 	ck_assert(mesh_wait_stat(d, "core.validations", 1, 5000));
 	/* Used up: the same PONG again is unsolicited, as is the old one. */
-	ck_assert_int_eq(wirepeer_send(w, g2.port, p2, n2), 0);
-	ck_assert_int_eq(wirepeer_send(w, g2.port, p1, n1), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g2.from, p2, n2), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g2.from, p1, n1), 0);
 	ck_assert(mesh_wait_stat(d, "core.pong_unsolicited", 3, 5000));
 	ck_assert_uint_eq(mesh_stat(d, "core.validations"), 1);
 	wirepeer_free(w);
@@ -190,16 +190,16 @@ START_TEST(test_pong_replayed_after_restart_refused)
 	await(h, w, &g1, 5000);
 	n1 = pong_for(w, &g1.ping, g1.ping.protocol, time_real_s() + 3600, p1,
 	    sizeof(p1));
-	ck_assert_int_eq(wirepeer_send(w, g1.port, p1, n1), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g1.from, p1, n1), 0);
 	ck_assert(mesh_wait_stat(d, "core.validations", 1, 5000));
 	ck_assert_int_eq(harness_daemon_restart(d), 0);
 	await_new_challenge(h, w, &g1, &g2, 10000);
-	ck_assert_int_eq(wirepeer_send(w, g2.port, p1, n1), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g2.from, p1, n1), 0);
 	ck_assert(mesh_wait_stat(d, "core.pong_unsolicited", 1, 5000));
 	ck_assert_uint_eq(mesh_stat(d, "core.validations"), 0);
 	n2 = pong_for(w, &g2.ping, g2.ping.protocol, time_real_s() + 3600, p2,
 	    sizeof(p2));
-	ck_assert_int_eq(wirepeer_send(w, g2.port, p2, n2), 0);
+	ck_assert_int_eq(wirepeer_send(w, &g2.from, p2, n2), 0);
 	ck_assert(mesh_wait_stat(d, "core.validations", 1, 5000));
 	wirepeer_free(w);
 	harness_free(h);

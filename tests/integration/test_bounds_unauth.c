@@ -66,17 +66,16 @@ sin_loopback(struct sockaddr_in *sin, uint16_t port)
 	sin->sin_port = htons(port);
 }
 
-/* One datagram of junk to port from each of n distinct source ports,
- * taken upwards from 2000 (below the ephemeral range, so that no two are
- * the same; ports someone holds are skipped). */
+/* One datagram of junk to `to` from each of n distinct source ports of
+ * 127.0.0.1, taken upwards from 2000 (below the ephemeral range, so that
+ * no two are the same; ports someone holds are skipped). */
 static void
-flood_sources(uint16_t port, unsigned n)
+flood_sources(const struct sockaddr_in *to, unsigned n)
 {
 	static const uint8_t junk[64];
-	struct sockaddr_in to, from;
+	struct sockaddr_in from;
 	uint16_t next = 2000;
 
-	sin_loopback(&to, port);
 	for (unsigned i = 0; i < n; next++) {
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
@@ -85,7 +84,7 @@ flood_sources(uint16_t port, unsigned n)
 		sin_loopback(&from, next);
 		if (bind(fd, (struct sockaddr *)&from, sizeof(from)) == 0) {
 			(void)sendto(fd, junk, sizeof(junk), 0,
-			    (struct sockaddr *)&to, sizeof(to));
+			    (const struct sockaddr *)to, sizeof(*to));
 			i++;
 		}
 		(void)close(fd);
@@ -113,7 +112,7 @@ udp_sessions(unsigned long max, unsigned n, struct flood_result *ret)
 	d = lone(h, "udp", "transport-udp", "MAX_SESSIONS", max);
 	base = bounds_rss_kib(d->pid);
 	bounds_reset_peak(d->pid);
-	flood_sources(d->port, n);
+	flood_sources(&d->addr, n);
 	/* A few may overflow the socket buffer; most must arrive. */
 	ck_assert(mesh_wait_stat(d, "udp.rx_datagrams", n - n / 20, 20000));
 	harness_sleep_ms(300);
@@ -155,13 +154,13 @@ START_TEST(test_udp_max_sessions)
 END_TEST
 
 /* n valid, signed UDP HELOs of fresh identities, all naming the address
- * 127.0.0.1:port, sent to the daemon from one socket. */
+ * 127.0.0.1:port, sent to the daemon at `to` from one socket. */
 static void
-flood_helos(uint16_t to_port, uint16_t port, unsigned n, uint64_t seed)
+flood_helos(const struct sockaddr_in *to, uint16_t port, unsigned n,
+    uint64_t seed)
 {
 	uint8_t unit[1400], addr[NETADDR_HELO_MAX], s[32];
 	struct sockaddr_storage ss;
-	struct sockaddr_in to;
 	size_t off = 0, alen;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
@@ -169,7 +168,6 @@ flood_helos(uint16_t to_port, uint16_t port, unsigned n, uint64_t seed)
 	memset(&ss, 0, sizeof(ss));
 	sin_loopback((struct sockaddr_in *)&ss, port);
 	ck_assert_int_eq(netaddr_encode(&ss, addr, sizeof(addr), &alen), 0);
-	sin_loopback(&to, to_port);
 	for (unsigned i = 0; i < n; i++) {
 		struct identity *id;
 		int len;
@@ -187,8 +185,8 @@ flood_helos(uint16_t to_port, uint16_t port, unsigned n, uint64_t seed)
 		/* Several HELOs share a datagram; send when the next one
 		 * might not fit. */
 		if (sizeof(unit) - off < (size_t)len || i == n - 1) {
-			(void)sendto(fd, unit, off, 0, (struct sockaddr *)&to,
-			    sizeof(to));
+			(void)sendto(fd, unit, off, 0,
+			    (const struct sockaddr *)to, sizeof(*to));
 			off = 0;
 			harness_sleep_ms(1);
 		}
@@ -232,7 +230,7 @@ unauth_peers(unsigned long max, unsigned long pings, unsigned n,
 	d = lone_conf(h, "udp", conf);
 	base = bounds_rss_kib(d->pid);
 	bounds_reset_peak(d->pid);
-	flood_helos(d->port, port, n, 1000);
+	flood_helos(&d->addr, port, n, 1000);
 	ck_assert(mesh_wait_stat(d, "core.helo_in", n, 30000));
 	harness_sleep_ms(300);
 	ret->growth_kib = bounds_peak_kib(d->pid) - base;
@@ -330,7 +328,7 @@ START_TEST(test_unauth_table_full_newcomer)
 	ck_assert_int_eq(harness_new("bfull", &h), 0);
 	v = lone_conf(h, "udp",
 	    "[core]\nMAX_UNAUTH_PEERS = 16\nPINGS_PER_PEER = 1000\n");
-	flood_helos(v->port, port, N, 5000);
+	flood_helos(&v->addr, port, N, 5000);
 	ck_assert(mesh_wait_stat(v, "core.peers_known", MAX, 10000));
 	ms = newcomer_link_ms(h, v, LINK);
 	fprintf(stderr,
@@ -345,20 +343,19 @@ START_TEST(test_unauth_table_full_newcomer)
 }
 END_TEST
 
-/* n TCP connections to port that each send what `hello` holds (hlen
+/* n TCP connections to `to` that each send what `hello` holds (hlen
  * bytes) and then nothing; returns how many connected. fds gets them. */
 static unsigned
-flood_connections(uint16_t port, unsigned n, const uint8_t *hello, size_t hlen,
-    int *fds)
+flood_connections(const struct sockaddr_in *to, unsigned n,
+    const uint8_t *hello, size_t hlen, int *fds)
 {
-	struct sockaddr_in to;
 	unsigned ok = 0;
 
-	sin_loopback(&to, port);
 	for (unsigned i = 0; i < n; i++) {
 		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		ck_assert_int_ge(fds[i], 0);
-		if (connect(fds[i], (struct sockaddr *)&to, sizeof(to)) < 0) {
+		if (connect(fds[i], (const struct sockaddr *)to, sizeof(*to)) <
+		    0) {
 			(void)close(fds[i]);
 			fds[i] = -1;
 			continue;
@@ -397,7 +394,7 @@ tcp_connections(unsigned long max, unsigned n, struct flood_result *ret)
 	d = lone(h, "tcp", "transport-tcp", "MAX_CONNECTIONS", max);
 	base = bounds_rss_kib(d->pid);
 	bounds_reset_peak(d->pid);
-	ok = flood_connections(d->port, n, hello, sizeof(hello), fds);
+	ok = flood_connections(&d->addr, n, hello, sizeof(hello), fds);
 	ck_assert(
 	    mesh_wait_stat(d, "tcp.connections_in", max < n ? max : n, 10000));
 	harness_sleep_ms(1000);

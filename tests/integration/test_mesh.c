@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Peers that find, prove and talk to each other (issue 3): real ferryd
- * processes on 127.0.0.1 that know only the first one's HELO end up in a
- * full mesh over UDP, TCP or both; traffic prefers UDP and moves to TCP
- * when UDP goes away; a killed and restarted daemon comes back. A reload
- * whose configuration one subsystem refuses changes nothing in any.
+ * processes, each on its own 127.0.0.N, that know only the first one's
+ * HELO end up in a full mesh over UDP, TCP or both; traffic prefers UDP
+ * and moves to TCP when UDP goes away; a killed and restarted daemon
+ * comes back. A reload whose configuration one subsystem refuses changes
+ * nothing in any.
  */
 /* ctest: TIMEOUT=300 */
 #include <stdio.h>

@@ -40,7 +40,7 @@ relayed_pair(struct harness *h, const char *tr, int socktype,
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
 		ck_assert_int_eq(harness_free_port(&rport[i]), 0);
-		ck_assert_int_eq(relay_new(socktype, rport[i], d[i]->port,
+		ck_assert_int_eq(relay_new(socktype, rport[i], &d[i]->addr,
 				     &rel[i]),
 		    0);
 		ck_assert_int_eq(harness_daemon_transports(d[i], tr), 0);
@@ -202,13 +202,13 @@ connect_uri(struct harness_daemon *d, const char *uri)
 }
 
 /* Reads datagrams until one holds a PING; returns it decoded (the bytes
- * stay in buf). */
+ * stay in buf) and where it came from (ret_from may be NULL). */
 static int
 await_ping(struct wirepeer *w, uint8_t *buf, size_t size, struct ping *ret,
-    uint16_t *ret_port)
+    struct sockaddr_in *ret_from)
 {
 	for (int tries = 0; tries < 20; tries++) {
-		int n = wirepeer_recv(w, buf, size, 3000, ret_port);
+		int n = wirepeer_recv(w, buf, size, 3000, ret_from);
 		size_t off = 0, msize;
 		const uint8_t *msg;
 		uint16_t type;
@@ -281,11 +281,11 @@ START_TEST(test_helo_flood_one_ping)
 
 		/* A fresh identity each time; only its HELO is used. */
 		ck_assert_int_eq(wirepeer_new(1000 + i, &fake), 0);
-		n = wirepeer_helo(fake, victim->port, 3600, unit + off,
+		n = wirepeer_helo(fake, &victim->addr, 3600, unit + off,
 		    sizeof(unit) - off);
 		wirepeer_free(fake);
 		if (n == -ENOSPC) {
-			ck_assert_int_eq(wirepeer_send(flooder, d->port, unit,
+			ck_assert_int_eq(wirepeer_send(flooder, &d->addr, unit,
 					     off),
 			    0);
 			off = 0;
@@ -296,7 +296,8 @@ START_TEST(test_helo_flood_one_ping)
 		off += (size_t)n;
 	}
 	if (off > 0)
-		ck_assert_int_eq(wirepeer_send(flooder, d->port, unit, off), 0);
+		ck_assert_int_eq(
+		    wirepeer_send(flooder, &d->addr, unit, off), 0);
 	ck_assert(mesh_wait_stat(d, "core.helo_in", FLOOD, 10000));
 	for (;;) {
 		struct ping ping;
@@ -314,18 +315,18 @@ START_TEST(test_helo_flood_one_ping)
 END_TEST
 
 /* Sends a PONG for ping from w (signed by signer) with the given
- * challenge and address. */
+ * challenge and address, to `to`. */
 static void
 send_pong(struct wirepeer *w, const struct identity *signer,
     const struct ping *ping, const uint8_t *challenge, const uint8_t *addr,
-    uint16_t port)
+    const struct sockaddr_in *to)
 {
 	uint8_t pong[FERRY_PONG_FIXED + FERRY_ADDR_MAX];
 	int n = pong_build(pong, sizeof(pong), signer, challenge,
 	    ping->protocol, time_real_s() + 3600, addr, ping->addr_len);
 
 	ck_assert_int_gt(n, 0);
-	ck_assert_int_eq(wirepeer_send(w, port, pong, (size_t)n), 0);
+	ck_assert_int_eq(wirepeer_send(w, to, pong, (size_t)n), 0);
 }
 
 START_TEST(test_forged_pongs)
@@ -335,7 +336,7 @@ START_TEST(test_forged_pongs)
 	struct harness *h;
 	struct ping ping;
 	uint8_t buf[2048], chal[FERRY_CHALLENGE_LEN], addr[FERRY_ADDR_MAX];
-	uint16_t port;
+	struct sockaddr_in from;
 	char *uri;
 
 	ck_assert_int_eq(harness_new("pong", &h), 0);
@@ -345,20 +346,20 @@ START_TEST(test_forged_pongs)
 	ck_assert_int_eq(wirepeer_new(12, &other), 0);
 	ck_assert_int_eq(wirepeer_uri(w, &uri), 0);
 	connect_uri(d, uri);
-	ck_assert_int_eq(await_ping(w, buf, sizeof(buf), &ping, &port), 0);
-	ck_assert_uint_eq(port, d->port);
+	ck_assert_int_eq(await_ping(w, buf, sizeof(buf), &ping, &from), 0);
+	ck_assert(harness_sin_eq(&from, &d->addr));
 	memcpy(addr, ping.addr, ping.addr_len);
 	/* Wrong challenge. */
 	memcpy(chal, ping.challenge, sizeof(chal));
 	chal[0] ^= 1;
-	send_pong(w, w->ident, &ping, chal, addr, port);
+	send_pong(w, w->ident, &ping, chal, addr, &from);
 	ck_assert(mesh_wait_stat(d, "core.pong_unsolicited", 1, 5000));
 	/* Right challenge, signed by someone else. */
-	send_pong(w, other->ident, &ping, ping.challenge, addr, port);
+	send_pong(w, other->ident, &ping, ping.challenge, addr, &from);
 	ck_assert(mesh_wait_stat(d, "core.pong_bad", 1, 5000));
 	/* Right challenge and signer, but for another address. */
 	addr[ping.addr_len - 1] ^= 1;
-	send_pong(w, w->ident, &ping, ping.challenge, addr, port);
+	send_pong(w, w->ident, &ping, ping.challenge, addr, &from);
 	ck_assert(mesh_wait_stat(d, "core.pong_bad", 2, 5000));
 	addr[ping.addr_len - 1] ^= 1;
 	/* A good PONG with a broken signature. */
@@ -368,13 +369,13 @@ START_TEST(test_forged_pongs)
 		    ping.protocol, time_real_s() + 3600, addr, ping.addr_len);
 
 		pong[n - 1] ^= 0x80;
-		ck_assert_int_eq(wirepeer_send(w, port, pong, (size_t)n), 0);
+		ck_assert_int_eq(wirepeer_send(w, &from, pong, (size_t)n), 0);
 	}
 	ck_assert(mesh_wait_stat(d, "core.pong_bad", 3, 5000));
 	ck_assert_uint_eq(mesh_stat(d, "core.validations"), 0);
 	/* The genuine answer is still accepted: the refusals above were the
 	 * checks at work, not a daemon that accepts nothing. */
-	send_pong(w, w->ident, &ping, ping.challenge, addr, port);
+	send_pong(w, w->ident, &ping, ping.challenge, addr, &from);
 	ck_assert(mesh_wait_stat(d, "core.validations", 1, 5000));
 	free(uri);
 	wirepeer_free(w);

@@ -56,13 +56,10 @@ size_t
 adv_daemon_addr(const struct harness_daemon *d, uint8_t *out, size_t max)
 {
 	struct sockaddr_storage ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	size_t len;
 
 	memset(&ss, 0, sizeof(ss));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(d->port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memcpy(&ss, &d->addr, sizeof(d->addr));
 	ck_assert_int_eq(netaddr_encode(&ss, out, max, &len), 0);
 	return len;
 }
@@ -88,7 +85,7 @@ adv_find(const uint8_t *buf, size_t len, uint16_t want, const uint8_t **ret_msg,
 
 int
 adv_await_ping(struct wirepeer *w, uint8_t *buf, size_t size, struct ping *ret,
-    uint16_t *ret_port, int timeout_ms)
+    struct sockaddr_in *ret_from, int timeout_ms)
 {
 	uint64_t end = harness_now_ms() + (uint64_t)timeout_ms;
 
@@ -100,7 +97,7 @@ adv_await_ping(struct wirepeer *w, uint8_t *buf, size_t size, struct ping *ret,
 
 		if (now >= end)
 			return -ETIMEDOUT;
-		n = wirepeer_recv(w, buf, size, (int)(end - now), ret_port);
+		n = wirepeer_recv(w, buf, size, (int)(end - now), ret_from);
 		if (n < 0)
 			return n;
 		if (adv_find(buf, (size_t)n, FERRY_P2P_PING, &msg, &msize) &&
@@ -110,7 +107,8 @@ adv_await_ping(struct wirepeer *w, uint8_t *buf, size_t size, struct ping *ret,
 }
 
 void
-adv_collect(struct wirepeer *w, uint16_t port, int ms, struct adv_rx *ret)
+adv_collect(struct wirepeer *w, const struct sockaddr_in *from, int ms,
+    struct adv_rx *ret)
 {
 	uint64_t end = harness_now_ms() + (uint64_t)ms;
 	static uint8_t buf[65536];
@@ -120,15 +118,16 @@ adv_collect(struct wirepeer *w, uint16_t port, int ms, struct adv_rx *ret)
 	memset(ret, 0, sizeof(*ret));
 	for (;;) {
 		uint64_t now = harness_now_ms();
-		uint16_t from;
+		struct sockaddr_in sender;
 		int n;
 
 		if (now >= end)
 			break;
-		n = wirepeer_recv(w, buf, sizeof(buf), (int)(end - now), &from);
+		n = wirepeer_recv(w, buf, sizeof(buf), (int)(end - now),
+		    &sender);
 		if (n < 0)
 			break;
-		if (port != 0 && from != port)
+		if (from != NULL && !harness_sin_eq(&sender, from))
 			continue;
 		ret->datagrams++;
 		ret->bytes += (size_t)n;

@@ -9,6 +9,7 @@
 #ifndef FERRY_TESTS_ADV_H
 #define FERRY_TESTS_ADV_H
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,15 +37,18 @@ struct adv_rx {
 struct harness_daemon *adv_daemon(struct harness *h, const char *extra);
 /* Hands d a "ferry://" URI, as "ferry connect" does. */
 void adv_connect_uri(struct harness_daemon *d, const char *uri);
-/* The daemon's own UDP address in HELO form (7 bytes for 127.0.0.1). */
+/* The daemon's own UDP address in HELO form (7 bytes for IPv4). */
 size_t adv_daemon_addr(const struct harness_daemon *d, uint8_t *out,
     size_t max);
 /* Reads datagrams at w for up to timeout_ms until one holds a PING;
- * decodes it into *ret (pointing into buf). 0 or -ETIMEDOUT. */
+ * decodes it into *ret (pointing into buf) and its sender's address into
+ * *ret_from (may be NULL). 0 or -ETIMEDOUT. */
 int adv_await_ping(struct wirepeer *w, uint8_t *buf, size_t size,
-    struct ping *ret, uint16_t *ret_port, int timeout_ms);
-/* Everything w receives from port (0: from anyone) for ms milliseconds. */
-void adv_collect(struct wirepeer *w, uint16_t port, int ms, struct adv_rx *ret);
+    struct ping *ret, struct sockaddr_in *ret_from, int timeout_ms);
+/* Everything w receives from `from` (NULL: from anyone) for ms
+ * milliseconds. */
+void adv_collect(struct wirepeer *w, const struct sockaddr_in *from, int ms,
+    struct adv_rx *ret);
 /* PINGs that arrive at any of the n wirepeers within ms milliseconds. */
 unsigned adv_count_pings(struct wirepeer *const *ws, size_t n, int ms);
 /* A KX of ident to the peer `to`, signed, with a fresh ephemeral key,

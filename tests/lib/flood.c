@@ -118,8 +118,9 @@ flood_open(struct flood *f, const char *ip, unsigned n_socks)
 }
 
 int
-flood_start(const char *ip, unsigned n_socks, uint16_t port, const void *dgrams,
-    size_t size, size_t n, unsigned rate, struct flood **ret)
+flood_start(const char *ip, unsigned n_socks, const struct sockaddr_in *to,
+    const void *dgrams, size_t size, size_t n, unsigned rate,
+    struct flood **ret)
 {
 	struct flood *f;
 	int r;
@@ -139,9 +140,7 @@ flood_start(const char *ip, unsigned n_socks, uint16_t port, const void *dgrams,
 	f->size = size;
 	f->n = n;
 	f->rate = rate;
-	f->to.sin_family = AF_INET;
-	f->to.sin_port = htons(port);
-	f->to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	f->to = *to;
 	atomic_init(&f->stop, false);
 	atomic_init(&f->sent, 0);
 	r = flood_open(f, ip, n_socks);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The test harness's frame (see harness.h): the temporary directory,
- * free loopback ports, clocks and the program paths.
+ * free loopback ports and addresses, clocks and the program paths.
  */
 #include "harness_int.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -116,44 +117,66 @@ harness_reap(pid_t pid, int *ret_status)
 	return 1;
 }
 
-/* Binds a socket of type to 127.0.0.1:port (0: any). Returns the fd. */
-static int
-harness_bind(int type, uint16_t port, uint16_t *ret_port)
+int
+harness_sin(const char *ip, uint16_t port, struct sockaddr_in *ret)
 {
 	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
+		return -EINVAL;
+	*ret = sin;
+	return 0;
+}
+
+bool
+harness_sin_eq(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_family == b->sin_family && a->sin_port == b->sin_port &&
+	    a->sin_addr.s_addr == b->sin_addr.s_addr;
+}
+
+/* Binds a socket of type to at with its port (0: any). Returns the fd. */
+static int
+harness_bind(int type, struct sockaddr_in at, uint16_t port,
+    uint16_t *ret_port)
+{
+	socklen_t len = sizeof(at);
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(port);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) < 0) {
+	at.sin_port = htons(port);
+	if (bind(fd, (struct sockaddr *)&at, sizeof(at)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&at, &len) < 0) {
 		int r = -errno;
 
 		(void)close(fd);
 		return r;
 	}
-	*ret_port = ntohs(sin.sin_port);
+	*ret_port = ntohs(at.sin_port);
 	return fd;
 }
 
 int
-harness_free_port(uint16_t *ret)
+harness_free_port_at(const char *ip, uint16_t *ret)
 {
+	/* One list for every address: ports stay distinct in a test. */
 	static uint16_t given[1024];
 	static size_t n_given;
+	struct sockaddr_in at;
 	uint16_t port, same;
 	int tfd, ufd;
 
+	if (harness_sin(ip, 0, &at) < 0)
+		return -EINVAL;
 	for (int attempt = 0; attempt < 100; attempt++) {
-		tfd = harness_bind(SOCK_STREAM, 0, &port);
+		tfd = harness_bind(SOCK_STREAM, at, 0, &port);
 		if (tfd < 0)
 			return tfd;
-		ufd = harness_bind(SOCK_DGRAM, port, &same);
+		ufd = harness_bind(SOCK_DGRAM, at, port, &same);
 		(void)close(tfd);
 		if (ufd < 0)
 			continue;
@@ -169,6 +192,12 @@ harness_free_port(uint16_t *ret)
 		return 0;
 	}
 	return -EADDRINUSE;
+}
+
+int
+harness_free_port(uint16_t *ret)
+{
+	return harness_free_port_at("127.0.0.1", ret);
 }
 
 uint64_t

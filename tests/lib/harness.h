@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The integration-test harness (ferry_testlib): real ferryd processes in
- * temporary directories, on loopback ports nobody else holds, and the
- * ferry CLI run as a child with its output captured (STYLE.md section 8).
+ * temporary directories, each on a loopback address and port of its own,
+ * and the ferry CLI run as a child with its output captured (STYLE.md
+ * section 8).
  *
- * A test makes one struct harness, then any number of daemons (2-16 is
- * usual). Each daemon has its own directory <harness dir>/d<N> holding
- * state/, run/ferryd.sock, ferryd.conf and ferryd.log (stdout and stderr
- * of every run, appended). The configuration the harness writes sets the
- * paths and the socket and loads NO transport; a test adds what it needs
- * with harness_daemon_transports() or harness_daemon_config() before
- * starting. Restarting keeps the state directory, and so the identity.
+ * A test makes one struct harness, then up to HARNESS_MAX_DAEMONS daemons
+ * (2-16 is usual). Each daemon has its own directory <harness dir>/d<N>
+ * holding state/, run/ferryd.sock, ferryd.conf and ferryd.log (stdout and
+ * stderr of every run, appended). The configuration the harness writes
+ * sets the paths and the socket and loads NO transport; a test adds what
+ * it needs with harness_daemon_transports() or harness_daemon_config()
+ * before starting. Restarting keeps the state directory, and so the
+ * identity.
  *
  *	struct harness *h;
  *	struct harness_daemon *a;
@@ -22,6 +24,21 @@
  *	... ferry_client via harness_daemon_client(a), or harness_run_cli ...
  *	harness_free(h); (stops the daemons, removes the directory)
  *
+ * The test network. Daemon d<N> has a loopback address of its own,
+ * 127.0.0.(HARNESS_ADDR_BASE + N) in d->ip (Linux answers all of
+ * 127.0.0.0/8 on lo without configuration), and harness_daemon_transports
+ * binds UDP and TCP there, so that each daemon is a network source of its
+ * own to the others and per-source limits count per daemon, as between
+ * hosts. Its port, d->port, is its own as well: free for TCP and UDP on
+ * its address and never handed out twice by one test process. Distinct
+ * ports, rather than one port on every address, keep a port alone naming
+ * a daemon in logs and captures, and keep tests that run side by side,
+ * each with a d0 on 127.0.0.10, apart. Test peers (wirepeer.h, relay.h,
+ * flood.h) stay on 127.0.0.1, and 127.0.0.2 to 127.0.0.9 are left for
+ * tests that want yet another source (the attacker of test_adversary_kx
+ * is on 127.0.0.2). The SMTP transport is not bound: mail goes through
+ * the MTA on 127.0.0.1 as before.
+ *
  * Binaries come from $FERRYD and $FERRY_CLI (set by ctest), plugins from
  * $FERRY_PLUGIN_DIR. FERRY_TEST_KEEP=1 keeps the directories for a look
  * afterwards; FERRY_TEST_VERBOSE=1 (2) runs every ferryd with -v (-vv). Daemons die with the test process (PR_SET_PDEATHSIG).
@@ -31,6 +48,7 @@
 #define FERRY_TESTS_HARNESS_H
 
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +57,9 @@
 
 #include <ferry/client.h>
 
-#define HARNESS_MAX_DAEMONS      64
+/* d<N> is on 127.0.0.(HARNESS_ADDR_BASE + N): 127.0.0.10 to .249. */
+#define HARNESS_ADDR_BASE        10
+#define HARNESS_MAX_DAEMONS      240
 #define HARNESS_READY_TIMEOUT_MS 10000 /* harness_daemon_start_ready() */
 #define HARNESS_STOP_TIMEOUT_MS  10000 /* SIGTERM before SIGKILL */
 
@@ -56,7 +76,9 @@ struct harness_daemon {
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* client */
 	char config[PATH_MAX];   /* the file given with -c */
 	char log[PATH_MAX];      /* stdout and stderr of every run */
-	uint16_t port;           /* free for TCP and UDP on 127.0.0.1 */
+	char ip[INET_ADDRSTRLEN]; /* its own, "127.0.0.10" for d0 */
+	uint16_t port;           /* its own, free for TCP and UDP on ip */
+	struct sockaddr_in addr; /* ip and port, for test sockets */
 	pid_t pid;               /* running process, or 0 */
 	int exit_status;         /* of the last run: exit code, 128+signal */
 	bool use_config;         /* pass -c config (default true) */
@@ -107,7 +129,7 @@ int harness_daemon_config(struct harness_daemon *d, const char *fmt, ...)
 int harness_daemon_config_clear(struct harness_daemon *d);
 /* Sets [core] TRANSPORTS (the harness's file names it once, so use this
  * rather than harness_daemon_config for it). For "udp" and "tcp" it also
- * binds them to 127.0.0.1 at d->port with an empty blacklist, so that
+ * binds them to d->ip at d->port with an empty blacklist, so that
  * loopback peers are allowed. */
 int harness_daemon_transports(struct harness_daemon *d, const char *names);
 /* Sets [core] PLUGIN_DIR (default $FERRY_PLUGIN_DIR, the build's real
@@ -184,6 +206,13 @@ const char *harness_cli_path(void);
 /* A port on 127.0.0.1 free for both TCP and UDP now and not handed out
  * before by this process. */
 int harness_free_port(uint16_t *ret);
+/* The same on the IPv4 address ip ("127.0.0.12"). -EINVAL if ip is not
+ * one. */
+int harness_free_port_at(const char *ip, uint16_t *ret);
+/* Fills *ret with ip ("127.0.0.12") and port. 0 or -EINVAL. */
+int harness_sin(const char *ip, uint16_t port, struct sockaddr_in *ret);
+/* True if a and b are the same IPv4 address and port. */
+bool harness_sin_eq(const struct sockaddr_in *a, const struct sockaddr_in *b);
 /* Monotonic milliseconds. */
 uint64_t harness_now_ms(void);
 /* Sleeps ms milliseconds. */

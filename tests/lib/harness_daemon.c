@@ -17,6 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* d<N>'s address must stay a unicast one of 127.0.0.0/24. */
+_Static_assert(HARNESS_ADDR_BASE + HARNESS_MAX_DAEMONS <= 255,
+    "harness daemons run out of 127.0.0.N addresses");
+
 static int
 harness_path(char *buf, size_t size, const char *a, const char *b)
 {
@@ -67,8 +71,13 @@ harness_daemon_new(struct harness *h, struct harness_daemon **ret)
 		r = harness_path(d->log, sizeof(d->log), d->dir, "ferryd.log");
 	if (r == 0 && mkdir(d->dir, 0700) < 0)
 		r = -errno;
+	/* Its own address (harness.h, "The test network"). */
+	(void)snprintf(d->ip, sizeof(d->ip), "127.0.0.%u",
+	    HARNESS_ADDR_BASE + d->index);
 	if (r == 0)
-		r = harness_free_port(&d->port);
+		r = harness_free_port_at(d->ip, &d->port);
+	if (r == 0)
+		r = harness_sin(d->ip, d->port, &d->addr);
 	if (r < 0) {
 		free(d);
 		return r;
@@ -144,9 +153,9 @@ harness_daemon_transports(struct harness_daemon *d, const char *names)
 	for (size_t i = 0; r == 0 && i < 2; i++)
 		if (strstr(names, ip[i]) != NULL)
 			r = harness_daemon_config(d,
-			    "[transport-%s]\nBIND_ADDRESS = 127.0.0.1\n"
+			    "[transport-%s]\nBIND_ADDRESS = %s\n"
 			    "PORT = %u\nBLACKLIST =\n",
-			    ip[i], d->port);
+			    ip[i], d->ip, d->port);
 	return r;
 }
 

@@ -252,7 +252,7 @@ relay_main(void *arg)
 }
 
 int
-relay_new(int socktype, uint16_t listen_port, uint16_t target_port,
+relay_new(int socktype, uint16_t listen_port, const struct sockaddr_in *target,
     struct relay **ret)
 {
 	struct relay *r = calloc(1, sizeof(*r));
@@ -263,7 +263,7 @@ relay_new(int socktype, uint16_t listen_port, uint16_t target_port,
 		return -ENOMEM;
 	r->type = socktype;
 	r->stop_pipe[0] = r->stop_pipe[1] = -1;
-	relay_addr(&r->target, target_port);
+	r->target = *target;
 	relay_addr(&sin, listen_port);
 	pthread_mutex_init(&r->lock, NULL);
 	r->listener = socket(AF_INET, socktype | SOCK_CLOEXEC, 0);

@@ -10,6 +10,7 @@
 #ifndef FERRY_TESTS_RELAY_H
 #define FERRY_TESTS_RELAY_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,9 +18,10 @@
 struct relay;
 
 /* Starts a relay for SOCK_DGRAM or SOCK_STREAM from 127.0.0.1:listen_port
- * to 127.0.0.1:target_port. 0 or a negative errno. */
-int relay_new(int socktype, uint16_t listen_port, uint16_t target_port,
-    struct relay **ret);
+ * to target (a daemon: &d->addr; copied). What it forwards comes from
+ * 127.0.0.1. 0 or a negative errno. */
+int relay_new(int socktype, uint16_t listen_port,
+    const struct sockaddr_in *target, struct relay **ret);
 /* Stops the thread, closes everything, frees. NULL is allowed. */
 void relay_free(struct relay *r);
 /* Bytes that went through so far (both directions). */

@@ -24,7 +24,7 @@
 struct wirelink {
 	struct wirepeer *w;        /* borrowed */
 	struct ferry_peer_id peer; /* the daemon */
-	uint16_t port;             /* its UDP port */
+	struct sockaddr_in to;     /* its UDP address */
 	struct link link;          /* keys, core code */
 	uint64_t frames_in;        /* its frames that opened */
 	wirelink_inner_fn *fn;     /* sees its inner messages, or NULL */
@@ -35,7 +35,7 @@ struct wirelink {
 
 int
 wirelink_new(struct wirepeer *w, const struct ferry_peer_id *peer,
-    uint16_t port, struct wirelink **ret)
+    const struct sockaddr_in *to, struct wirelink **ret)
 {
 	struct wirelink *l = calloc(1, sizeof(*l));
 
@@ -43,7 +43,7 @@ wirelink_new(struct wirepeer *w, const struct ferry_peer_id *peer,
 		return -ENOMEM;
 	l->w = w;
 	l->peer = *peer;
-	l->port = port;
+	l->to = *to;
 	/* Any index but 0 (which the core never hands out). */
 	if (link_init(&l->link, w->ident, peer, randombytes_random() | 1,
 	        time_mono_us()) < 0) {
@@ -79,7 +79,7 @@ wirelink_frames_in(const struct wirelink *l)
 int
 wirelink_send_raw(struct wirelink *l, const void *buf, size_t len)
 {
-	return wirepeer_send(l->w, l->port, buf, len);
+	return wirepeer_send(l->w, &l->to, buf, len);
 }
 
 static int
@@ -147,7 +147,7 @@ wirelink_pump(struct wirelink *l, int ms)
 {
 	uint64_t end = harness_now_ms() + (uint64_t)(ms > 0 ? ms : 0);
 	uint64_t before = l->frames_in;
-	uint16_t from;
+	struct sockaddr_in from;
 	int n;
 
 	for (;;) {
@@ -157,7 +157,7 @@ wirelink_pump(struct wirelink *l, int ms)
 		    now < end ? (int)(end - now) : 0, &from);
 		if (n < 0)
 			break;
-		if (from == l->port)
+		if (harness_sin_eq(&from, &l->to))
 			wirelink_input(l, (size_t)n);
 	}
 	return (unsigned)(l->frames_in - before);

@@ -8,6 +8,7 @@
 #ifndef FERRY_TESTS_WIRELINK_H
 #define FERRY_TESTS_WIRELINK_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,10 +24,10 @@ typedef void wirelink_inner_fn(void *cls, uint16_t type, const uint8_t *msg,
     size_t size);
 
 /* A link of w (borrowed; it must outlive the link) to the daemon whose
- * id is peer and whose UDP port on 127.0.0.1 is port. No traffic yet.
- * 0, -ENOMEM. */
+ * id is peer and whose UDP address is to (&d->addr; copied). No traffic
+ * yet. 0, -ENOMEM. */
 int wirelink_new(struct wirepeer *w, const struct ferry_peer_id *peer,
-    uint16_t port, struct wirelink **ret);
+    const struct sockaddr_in *to, struct wirelink **ret);
 /* Wipes the keys and frees. NULL is allowed. */
 void wirelink_free(struct wirelink *l);
 /* Runs the key exchange until both sides hold the keys: ours are

@@ -18,15 +18,7 @@
 #include "lib/netaddr.h"
 #include "lib/time.h"
 #include "lib/wire.h"
-
-static void
-wirepeer_sin(struct sockaddr_in *sin, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-}
+#include "harness.h"
 
 int
 wirepeer_new(uint64_t seed, struct wirepeer **ret)
@@ -43,8 +35,7 @@ wirepeer_new_at(uint64_t seed, const char *ip, struct wirepeer **ret)
 	socklen_t len = sizeof(sin);
 	int r;
 
-	wirepeer_sin(&sin, 0);
-	if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
+	if (harness_sin(ip, 0, &sin) < 0)
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (w == NULL || sodium_init() < 0) {
@@ -65,6 +56,7 @@ wirepeer_new_at(uint64_t seed, const char *ip, struct wirepeer **ret)
 		wirepeer_free(w);
 		return r;
 	}
+	w->addr = sin;
 	w->port = ntohs(sin.sin_port);
 	*ret = w;
 	return 0;
@@ -82,8 +74,8 @@ wirepeer_free(struct wirepeer *w)
 }
 
 int
-wirepeer_helo(const struct wirepeer *w, uint16_t port, int64_t lifetime_s,
-    uint8_t *out, size_t max)
+wirepeer_helo(const struct wirepeer *w, const struct sockaddr_in *at,
+    int64_t lifetime_s, uint8_t *out, size_t max)
 {
 	struct sockaddr_storage ss;
 	uint8_t addr[NETADDR_HELO_MAX];
@@ -91,7 +83,7 @@ wirepeer_helo(const struct wirepeer *w, uint16_t port, int64_t lifetime_s,
 	int r;
 
 	memset(&ss, 0, sizeof(ss));
-	wirepeer_sin((struct sockaddr_in *)&ss, port);
+	memcpy(&ss, at, sizeof(*at));
 	r = netaddr_encode(&ss, addr, sizeof(addr), &alen);
 	if (r < 0)
 		return r;
@@ -104,7 +96,7 @@ int
 wirepeer_uri(const struct wirepeer *w, char **ret)
 {
 	uint8_t helo[FERRY_HELO_FIXED + FERRY_ADDR_MAX];
-	int n = wirepeer_helo(w, w->port, 3600, helo, sizeof(helo));
+	int n = wirepeer_helo(w, &w->addr, 3600, helo, sizeof(helo));
 
 	if (n < 0)
 		return n;
@@ -112,21 +104,18 @@ wirepeer_uri(const struct wirepeer *w, char **ret)
 }
 
 int
-wirepeer_send(const struct wirepeer *w, uint16_t port, const void *buf,
-    size_t len)
+wirepeer_send(const struct wirepeer *w, const struct sockaddr_in *to,
+    const void *buf, size_t len)
 {
-	struct sockaddr_in sin;
-
-	wirepeer_sin(&sin, port);
-	if (sendto(w->fd, buf, len, 0, (struct sockaddr *)&sin, sizeof(sin)) <
-	    0)
+	if (sendto(w->fd, buf, len, 0, (const struct sockaddr *)to,
+	        sizeof(*to)) < 0)
 		return -errno;
 	return 0;
 }
 
 int
 wirepeer_recv(const struct wirepeer *w, void *buf, size_t size,
-    int timeout_ms, uint16_t *ret_port)
+    int timeout_ms, struct sockaddr_in *ret_from)
 {
 	struct pollfd pfd = { w->fd, POLLIN, 0 };
 	struct sockaddr_in sin;
@@ -138,7 +127,7 @@ wirepeer_recv(const struct wirepeer *w, void *buf, size_t size,
 	n = recvfrom(w->fd, buf, size, 0, (struct sockaddr *)&sin, &slen);
 	if (n < 0)
 		return -errno;
-	if (ret_port != NULL)
-		*ret_port = ntohs(sin.sin_port);
+	if (ret_from != NULL)
+		*ret_from = sin;
 	return (int)n;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The soak run of issue 6 ("Soak and restarts"): N real ferryd on
- * 127.0.0.1 with message traffic between random pairs and random SIGKILL
- * and restart, measuring reconnect times, delivery, RSS and crashes.
- * soak.c drives the daemons, soak_traffic.c the messages, soak_report.c
- * the figures. The program is built and run by tests/soak/soak.sh.
+ * The soak run of issue 6 ("Soak and restarts"): N real ferryd, each on
+ * its own 127.0.0.N, with message traffic between random pairs and random
+ * SIGKILL and restart, measuring reconnect times, delivery, RSS and
+ * crashes. soak.c drives the daemons, soak_traffic.c the messages,
+ * soak_report.c the figures. The program is built and run by
+ * tests/soak/soak.sh.
  */
 #ifndef FERRY_TESTS_SOAK_H
 #define FERRY_TESTS_SOAK_H

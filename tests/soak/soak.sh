@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# The soak of issue 6: 16 ferryd on 127.0.0.1 (UDP and TCP) with traffic
-# between random pairs and random SIGKILL + restart, for a given time;
-# checks reconnect times, delivery, crashes, RSS slopes and, in a
-# sanitizer build, ASan/LSan/UBSan reports. See tests/soak/README.
+# The soak of issue 6: 16 ferryd, each on its own 127.0.0.N (UDP and TCP),
+# with traffic between random pairs and random SIGKILL + restart, for a
+# given time; checks reconnect times, delivery, crashes, RSS slopes and,
+# in a sanitizer build, ASan/LSan/UBSan reports. See tests/soak/README.
 #
 # Usage: tests/soak/soak.sh [-b BUILD_DIR] [-o OUT_DIR] [-d SECONDS]
 #                           [--no-build] [--] [soak option...]

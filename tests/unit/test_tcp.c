@@ -216,6 +216,41 @@ START_TEST(two_instances_talk)
 }
 END_TEST
 
+/* b dials a from b's listening address when that is one specific
+ * address, and lets the kernel choose otherwise. */
+static void
+check_source(const char *b_bind, bool b_listens, const char *want)
+{
+	struct ferry_tsession *tb;
+	struct in_addr ip;
+
+	ck_assert_int_eq(inet_pton(AF_INET, want, &ip), 1);
+	start(&a, "127.0.0.1", true);
+	start(&b, b_bind, b_listens);
+	a.n_rx = 0;
+	tb = b_to_a();
+	ck_assert_int_eq(send_str(&b, tb, "from"), 0);
+	ck_assert(pc_run_until(base, got_units, &a, 2000));
+	ck_assert_uint_eq(a.last_src_len, 4);
+	ck_assert_mem_eq(a.last_src, &ip, 4);
+	ck_assert_int_eq(b.t->disconnect(b.t->cls, tb), 0);
+	pc_unload(&a);
+	pc_unload(&b);
+	pc_init(&a, base, 0xaa);
+	pc_init(&b, base, 0xbb);
+}
+
+START_TEST(connects_from_bound_address)
+{
+	check_source("127.0.0.77", true, "127.0.0.77");
+	/* Not serving yet: nothing to speak for. */
+	check_source("127.0.0.77", false, "127.0.0.1");
+	check_source("0.0.0.0", true, "127.0.0.1");
+	/* Two addresses: the route decides. */
+	check_source("127.0.0.77 127.0.0.78", true, "127.0.0.1");
+}
+END_TEST
+
 START_TEST(connect_reuses)
 {
 	uint8_t helo[32];
@@ -638,6 +673,7 @@ tcp_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, two_instances_talk);
+	tcase_add_test(tc, connects_from_bound_address);
 	tcase_add_test(tc, connect_reuses);
 	tcase_add_test(tc, unassociated_closed_after_idle);
 	tcase_add_test(tc, associated_stays_open);
