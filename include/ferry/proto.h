@@ -4,7 +4,10 @@
  * ferryd, its transports, libferry and anything else that speaks to them.
  * Every integer on the wire is big-endian; every message starts with a
  * 16-bit size (including the 4-byte header) and a 16-bit type
- * (DESIGN.md, "Protocol decisions already taken").
+ * (DESIGN.md, "Protocol decisions already taken"). ferry-protocol(7)
+ * specifies the peer-to-peer protocol in full (key schedule, framing of
+ * each transport, state machines, limits, test vectors), ferry-client(7)
+ * the client protocol.
  */
 #ifndef FERRY_PROTO_H
 #define FERRY_PROTO_H
@@ -111,8 +114,10 @@ struct ferry_peer_id {
 /*
  * ENC: an encrypted frame holding inner messages.
  *   4 u32 receiver_index
- *   8 u32 key_id          names the key set (first 4 bytes of its hash)
- *  12 u64 counter         nonce; per direction and key set, never reused
+ *   8 u32 key_id          names the sending key (first 4 bytes of a
+ *                         keyed BLAKE2b of it)
+ *  12 u64 counter         nonce; counts the frames of one direction of a
+ *                         link, across rekeys, and is never reused
  *  20 ciphertext || tag[16]
  * Associated data: bytes 0..20. Nonce: 4 zero bytes || counter.
  */

@@ -69,10 +69,16 @@ kx_echo_of(const uint8_t eph[KX_EPH_LEN], uint8_t echo[FERRY_KX_ECHO_LEN])
 }
 
 void
+kx_eph_public(const uint8_t sk[KX_EPH_LEN], uint8_t pk[KX_EPH_LEN])
+{
+	(void)crypto_scalarmult_base(pk, sk);
+}
+
+void
 kx_eph_new(uint8_t sk[KX_EPH_LEN], uint8_t pk[KX_EPH_LEN])
 {
 	randombytes_buf(sk, KX_EPH_LEN);
-	(void)crypto_scalarmult_base(pk, sk);
+	kx_eph_public(sk, pk);
 }
 
 static uint32_t

@@ -52,6 +52,8 @@ void kx_echo_of(const uint8_t eph[KX_EPH_LEN],
     uint8_t echo[FERRY_KX_ECHO_LEN]);
 /* A fresh ephemeral key pair; sk must be secret memory. */
 void kx_eph_new(uint8_t sk[KX_EPH_LEN], uint8_t pk[KX_EPH_LEN]);
+/* The X25519 public key of the ephemeral secret sk. */
+void kx_eph_public(const uint8_t sk[KX_EPH_LEN], uint8_t pk[KX_EPH_LEN]);
 /*
  * The key schedule: X25519(my_sk, peer_eph), then a keyed BLAKE2b over
  * both ids, both ephemeral keys and both flag words in a fixed order, so

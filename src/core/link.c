@@ -127,20 +127,29 @@ link_promote(struct link *l, uint64_t now_us)
 }
 
 int
+link_rotate_to(struct link *l, const uint8_t sk[KX_EPH_LEN], uint64_t now_us)
+{
+	uint8_t *copy = sodium_malloc(KX_EPH_LEN);
+
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, sk, KX_EPH_LEN);
+	sodium_free(l->my_sk);
+	l->my_sk = copy;
+	kx_eph_public(copy, l->my_eph);
+	l->my_eph_us = now_us;
+	return link_derive_next(l, now_us);
+}
+
+int
 link_rotate(struct link *l, uint64_t now_us)
 {
-	uint8_t *sk = sodium_malloc(KX_EPH_LEN);
-	uint8_t pk[KX_EPH_LEN];
+	uint8_t sk[KX_EPH_LEN];
 	int r;
 
-	if (sk == NULL)
-		return -ENOMEM;
-	kx_eph_new(sk, pk);
-	sodium_free(l->my_sk);
-	l->my_sk = sk;
-	memcpy(l->my_eph, pk, KX_EPH_LEN);
-	l->my_eph_us = now_us;
-	r = link_derive_next(l, now_us);
+	randombytes_buf(sk, sizeof(sk));
+	r = link_rotate_to(l, sk, now_us);
+	sodium_memzero(sk, sizeof(sk));
 	return r;
 }
 

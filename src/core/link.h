@@ -75,6 +75,11 @@ void link_done(struct link *l);
 /* Replaces our ephemeral key (rekey); the set it gives waits for the
  * peer's confirmation. 0 or -ENOMEM. */
 int link_rotate(struct link *l, uint64_t now_us);
+/* link_rotate to the ephemeral secret sk (copied into secret memory)
+ * instead of a random one: the test vectors of ferry-protocol(7) fix our
+ * ephemeral key this way, right after link_init. 0 or -ENOMEM. */
+int link_rotate_to(struct link *l, const uint8_t sk[KX_EPH_LEN],
+    uint64_t now_us);
 /* Writes our KX (FERRY_KX_SIZE bytes) with a fresh timestamp. */
 void link_build_kx(struct link *l, uint64_t now_real_us,
     uint8_t out[FERRY_KX_SIZE]);

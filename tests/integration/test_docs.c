@@ -7,7 +7,8 @@
  *    the same default;
  *  - the counters `ferry stats --json` reports after a small exchange
  *    between two daemons with every transport loaded are exactly those
- *    documented in ferryd(8) STATISTICS and ferry-smtp(7) STATISTICS.
+ *    documented in ferryd(8) STATISTICS and ferry-smtp(7) STATISTICS;
+ *  - the counters ferry-protocol(7) names are among those.
  */
 /* ctest: TIMEOUT=300 */
 #include <ctype.h>
@@ -391,6 +392,58 @@ START_TEST(test_counters_documented)
 }
 END_TEST
 
+/* Counters ferry-protocol(7) names, as ".Va name" (core.name when the name
+ * has no family), into out. */
+static void
+protocol_counters(struct names *out)
+{
+	char *text = read_source("man/ferry-protocol.7"), *save = NULL;
+
+	for (char *l = strtok_r(text, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
+		for (char *v = strstr(l, "Va "); v != NULL;
+		     v = strstr(v + 3, "Va ")) {
+			char word[64], name[96];
+
+			/* A macro: ".Va" or "... Va" after a blank. */
+			if (v != l + 1 && v[-1] != ' ')
+				continue;
+			if (sscanf(v + 3, "%63[a-z0-9_.]", word) != 1)
+				continue;
+			(void)snprintf(name, sizeof(name), "%s%s",
+			    strchr(word, '.') != NULL ? "" : "core.", word);
+			names_add(out, name, NULL);
+		}
+	}
+	free(text);
+}
+
+/* The test above holds ferryd(8) and ferry-smtp(7) to what the daemons
+ * report; the protocol page must name no counter beyond them. */
+START_TEST(test_protocol_counters)
+{
+	static struct names doc, named;
+	size_t bad = 0;
+
+	memset(&doc, 0, sizeof(doc));
+	memset(&named, 0, sizeof(named));
+	doc_counters("man/ferryd.8", "", &doc);
+	doc_counters("man/ferry-smtp.7", "smtp", &doc);
+	protocol_counters(&named);
+	ck_assert_uint_gt(named.n, 20);
+	for (size_t i = 0; i < named.n; i++) {
+		if (names_find(&doc, named.name[i]) != NULL)
+			continue;
+		fprintf(stderr,
+		    "ferry-protocol(7) names %s, which ferryd(8) and ferry-smtp(7) do not document\n",
+		    named.name[i]);
+		bad++;
+	}
+	ck_assert_msg(bad == 0, "%zu counter(s) of ferry-protocol(7) unknown",
+	    bad);
+}
+END_TEST
+
 static Suite *
 docs_suite(void)
 {
@@ -401,6 +454,7 @@ docs_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_schema_documented);
 	tcase_add_test(tc, test_counters_documented);
+	tcase_add_test(tc, test_protocol_counters);
 	suite_add_tcase(s, tc);
 	return s;
 }

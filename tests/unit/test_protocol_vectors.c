@@ -1,0 +1,769 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The test vectors of ferry-protocol(7), built by the real code from fixed
+ * identity seeds, ephemeral keys, clocks and challenge: the peer ids and
+ * their base32 form, a HELO and its ferry:// URI, a PING and its PONG, the
+ * two KX of a first exchange, the key schedule and the first ENC frame,
+ * under AES-256-GCM and under ChaCha20-Poly1305, an ACK, a FRAG and the
+ * TCP welcome. Each is compared with the hex below and with the block the
+ * page prints under the same name (a roff comment ".\" vector: NAME" before
+ * its display), so that neither the code nor the page can drift alone. On
+ * a mismatch the code's bytes are printed as the page lays them out;
+ * FERRY_VECTORS_PRINT=1 prints them all and checks nothing, for when the
+ * protocol changes on purpose.
+ * The TCP framing is built into its plugin, which unit tests do not link,
+ * so its one source file is compiled in here.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <sodium.h>
+
+#include <ferry/proto.h>
+
+#include "lib/base32.h"
+#include "lib/fsutil.h"
+#include "lib/wire.h"
+#include "core/ack.h"
+#include "core/batch.h"
+#include "core/frag.h"
+#include "core/helo.h"
+#include "core/identity.h"
+#include "core/kx.h"
+#include "core/link.h"
+#include "core/pingpong.h"
+#include "core/rx.h"
+#include "core/sendq.h"
+#include "unit.h"
+
+#include "../../plugins/tcp/tcp_frame.c"
+
+#define PAGE "man/ferry-protocol.7"
+
+/* The clocks of the example: 2026-01-01 00:00:00 UTC. */
+#define NOW_S       1767225600ull
+#define HELO_EXPIRY (NOW_S + 12 * 3600) /* HELO_LIFETIME */
+#define PONG_EXPIRY (NOW_S + 3600)      /* VALIDATION_LIFETIME */
+#define KX_A_TS     (NOW_S * 1000000)
+#define KX_B_TS     (KX_A_TS + 250000)
+#define KX_A2_TS    (KX_B_TS + 250000)
+#define MONO0       1000000000ull
+#define A_INDEX     0x1a2b3c4du
+#define B_INDEX     0x5e6f7081u
+#define APP_TYPE    0x0400
+#define APP_BODY    "hello"
+#define ADDR_V4     "\x04\x7f\x00\x00\x01\x08\x26" /* 127.0.0.1:2086 */
+#define ADDR_LEN    7
+#define UDP_MTU     1452
+
+/*
+ * The expected bytes, as hex. The page prints the same bytes; a vector
+ * that changes here must change there (and the code's change be one the
+ * protocol means to make).
+ */
+struct vector {
+	const char *name;
+	const char *hex; /* bytes in hex, or the text of a text vector */
+	bool text;
+};
+
+static const struct vector vectors[] = {
+	{ "id_a",
+	    "9d24e2eeaf27c2a088a564a32fc03a882dcd9804dbc0d03a"
+	    "119491e54ba0c933",
+	    false },
+	{ "id_b",
+	    "25843b3a196efcefbf5b1390d78db52babc290f100cb8455"
+	    "508ebcfb9923ba58",
+	    false },
+	{ "id_a_base32",
+	    "KMJE5VNF4Z1A1255CJHJZG1TH0PWV604VF0D0EGHJJ8YAJX0"
+	    "S4SG",
+	    true },
+	{ "id_b_base32",
+	    "4P23PEGSDVYEZFTV2E8DF3DN5ENW547H035R8NAGHTYFQ693"
+	    "Q9C0",
+	    true },
+	{ "helo_a",
+	    "007b000103a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b800010007000005ac00000000"
+	    "695661c0047f00000108266d0c5b601ecfc80dbac2ba00be"
+	    "26b5c3a6b7bfba4b9848d30efcb0baefc3a414a021f388c7"
+	    "aa8d7cc7d19833e0027aec8f6866c6ac07f6608331dfde74"
+	    "448508",
+	    false },
+	{ "uri_a",
+	    "ferry://KMJE5VNF4Z1A1255CJHJZG1TH0PWV604VF0D0EGH"
+	    "JJ8YAJX0S4SG/01XG0083M43VZWYE22Z1TW6X33KMQG4SCZJ"
+	    "DCC4VMM6NY7EWGSJ14N9HQ00020070000BB0000000TAPC70"
+	    "08ZR0000GG9KD1HDP07PFS06VNGNT02Z2DDE3MTVVZEJBK14"
+	    "D63QWP2XEZGX42JG23WW8RYN8TZ67T6C37R02FBP8YT36RTP"
+	    "0FXK0GCRXZQKM8J2GG",
+	    true },
+	{ "ping_b",
+	    "006700029d24e2eeaf27c2a088a564a32fc03a882dcd9804"
+	    "dbc0d03a119491e54ba0c933808182838485868788898a8b"
+	    "8c8d8e8f00010007047f0000010826000000000000000000"
+	    "000000000000000000000000000000000000000000000000"
+	    "00000000000000",
+	    false },
+	{ "pong_a",
+	    "00670003808182838485868788898a8b8c8d8e8f00010007"
+	    "000000006955c710047f0000010826d0c6930467b47c1347"
+	    "92ffc438995a2ab065ea3a9d7fe8e0b897e1c7d2d84e5176"
+	    "e59af79253eb4fb1c100f847bfafd5fc268291e60354c069"
+	    "2ff5c6294ba605",
+	    false },
+	{ "eph_a",
+	    "79a631eede1bf9c98f12032cdeadd0e7a079398fc786b88c"
+	    "c846ec89af85a51a",
+	    false },
+	{ "eph_b",
+	    "675dd574ed7789310b3d2e7681f3790b466c773b1521fecf"
+	    "36577958371ea52f",
+	    false },
+	{ "gcm_kx_a",
+	    "00c4000403a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b825843b3a196efcefbf5b1390"
+	    "d78db52babc290f100cb8455508ebcfb9923ba5879a631ee"
+	    "de1bf9c98f12032cdeadd0e7a079398fc786b88cc846ec89"
+	    "af85a51a00064748462040001a2b3c4d0000000100000000"
+	    "0000000000000000000000006204ff7bb3340dba5495e52e"
+	    "328d35f4e5c6bf101f483f08938b99c49f5a40e4afc6bed7"
+	    "390603c51c7c189cf87e95a5a77b01eae5afb339569b442b"
+	    "b1bb9901",
+	    false },
+	{ "gcm_kx_b",
+	    "00c4000429acbae141bccaf0b22e1a94d34d0bc7361e526d"
+	    "0bfe12c89794bc9322966dd79d24e2eeaf27c2a088a564a3"
+	    "2fc03a882dcd9804dbc0d03a119491e54ba0c933675dd574"
+	    "ed7789310b3d2e7681f3790b466c773b1521fecf36577958"
+	    "371ea52f00064748462410905e6f70810000000169e7a057"
+	    "162c5799cbe4de4acee8467ee4e4d792930e487ac6b5eda3"
+	    "7ac3f26c96b55527e732039640179450a7e52ee59b0519fc"
+	    "aa729d485c4299bb404b10ec43c4d9358765088abb9df4b7"
+	    "ad0aa900",
+	    false },
+	{ "gcm_kx_a2",
+	    "00c4000403a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b825843b3a196efcefbf5b1390"
+	    "d78db52babc290f100cb8455508ebcfb9923ba5879a631ee"
+	    "de1bf9c98f12032cdeadd0e7a079398fc786b88cc846ec89"
+	    "af85a51a000647484627e1201a2b3c4d00000001330a35fa"
+	    "81e7e852b9c27b6418e05026741315cd9423c9c1f76a205c"
+	    "04d0c5c04d59a66997c3a03bc450eabd7b93eec1203d4302"
+	    "92c5b1b27a673e3472c2b878c453df4be4babc2f523cdb1f"
+	    "e8eb6c0e",
+	    false },
+	{ "gcm_dh",
+	    "d6fb939511b2381bc8599b4b8edc5968829450dfd7a87aeb"
+	    "e78a703cd04cd54e",
+	    false },
+	{ "gcm_okm",
+	    "ce29a78e3187d7374c1154a7bff7bf64c314e6f7f33c5678"
+	    "d921a53a8f1a1e69c846bfb36703987918daaff4f47252c8"
+	    "d199b3819bc110ab8d1fa2c73bdce0a6",
+	    false },
+	{ "gcm_key_ids", "362d1a04a5b068a7", false },
+	{ "gcm_enc_a",
+	    "003100055e6f7081362d1a0400000000000000003f014ddd"
+	    "b4662e393cab8eda29544f6f7d8eb8bd640a99462c0ed55a"
+	    "1a",
+	    false },
+	{ "chacha_kx_a",
+	    "00c4000403a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b825843b3a196efcefbf5b1390"
+	    "d78db52babc290f100cb8455508ebcfb9923ba5879a631ee"
+	    "de1bf9c98f12032cdeadd0e7a079398fc786b88cc846ec89"
+	    "af85a51a00064748462040001a2b3c4d0000000000000000"
+	    "000000000000000000000000ed0bc45f2d86fb230301a0e9"
+	    "a4925dfffe284f6782cd85bb22c8a63fbe1c105b83f8c235"
+	    "d0ccd7d9c000c05076dd07f1ad93d1f52a6633b52b81b125"
+	    "1efc6208",
+	    false },
+	{ "chacha_kx_b",
+	    "00c4000429acbae141bccaf0b22e1a94d34d0bc7361e526d"
+	    "0bfe12c89794bc9322966dd79d24e2eeaf27c2a088a564a3"
+	    "2fc03a882dcd9804dbc0d03a119491e54ba0c933675dd574"
+	    "ed7789310b3d2e7681f3790b466c773b1521fecf36577958"
+	    "371ea52f00064748462410905e6f70810000000069e7a057"
+	    "162c5799cbe4de4acee8467e51bc589380f65045b12d28f4"
+	    "4e1208b589c327363e38a7767aced51418fdbe254c912be4"
+	    "ee8c401d07b0c50f585672ce9b1ad12e411a49674e18cb37"
+	    "56a31807",
+	    false },
+	{ "chacha_okm",
+	    "36fedc0e007aa26a872935c9ce9fdd80e1a81238eb65eab0"
+	    "864a87daad969c3a9b2db564eae8ce86c023ba57b07ae1ed"
+	    "c256e22d497512a41f6d7e6df6bf88ac",
+	    false },
+	{ "chacha_key_ids", "f0bb5383aa07d017", false },
+	{ "chacha_enc_a",
+	    "003100055e6f7081f0bb53830000000000000000e1967c6a"
+	    "45809847a116be089fce18822ecb2f0ea0f57d0f0f91628b"
+	    "b0",
+	    false },
+	{ "ack_b",
+	    "0024001000200000000003e8000000000000000300000001"
+	    "000100000000000100000002",
+	    false },
+	{ "frag_a",
+	    "0024001101020304000186a0000000000400000000010203"
+	    "0405060708090a0b0c0d0e0f",
+	    false },
+	{ "tcp_welcome_a",
+	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
+	    "2fc03a882dcd9804dbc0d03a119491e54ba0c933",
+	    false },
+};
+
+#define N_VECTORS (sizeof(vectors) / sizeof(vectors[0]))
+
+static struct identity *id_a, *id_b;
+static char *page;
+static bool print_only; /* FERRY_VECTORS_PRINT */
+
+static void
+test_setup(void)
+{
+	uint8_t seed[32];
+	uint8_t *data = NULL;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(seed); i++)
+		seed[i] = (uint8_t)i;
+	ck_assert_int_eq(identity_from_seed(seed, &id_a), 0);
+	for (size_t i = 0; i < sizeof(seed); i++)
+		seed[i] = (uint8_t)(0x20 + i);
+	ck_assert_int_eq(identity_from_seed(seed, &id_b), 0);
+	if (print_only)
+		return;
+	ck_assert_int_eq(fs_read_file(FERRY_SOURCE_DIR "/" PAGE, 1 << 20, &data,
+	                     &len),
+	    0);
+	page = (char *)data;
+}
+
+static void
+test_teardown(void)
+{
+	identity_free(id_a);
+	identity_free(id_b);
+	free(page);
+	id_a = id_b = NULL;
+	page = NULL;
+}
+
+static const struct vector *
+vector_find(const char *name)
+{
+	for (size_t i = 0; i < N_VECTORS; i++)
+		if (strcmp(vectors[i].name, name) == 0)
+			return &vectors[i];
+	ck_abort_msg("no vector named %s in the test", name);
+	return NULL;
+}
+
+/* The code's bytes as the page lays them out: 16 to a line. */
+static void
+print_hex(const char *name, const uint8_t *b, size_t len)
+{
+	fprintf(stderr, "vector %s (%zu bytes) as the code makes it:\n", name,
+	    len);
+	for (size_t i = 0; i < len; i++)
+		fprintf(stderr, "%02x%s", b[i],
+		    i + 1 == len || i % 16 == 15 ? "\n" : " ");
+}
+
+static char *
+to_hex(const uint8_t *b, size_t len)
+{
+	char *s = malloc(2 * len + 1);
+
+	ck_assert_ptr_nonnull(s);
+	for (size_t i = 0; i < len; i++)
+		(void)snprintf(s + 2 * i, 3, "%02x", b[i]);
+	s[2 * len] = '\0';
+	return s;
+}
+
+/*
+ * The block the page prints under ".\" vector: name": for bytes, the
+ * leading two-digit hex words of each line (what follows is a comment);
+ * for text, each line without its blanks, joined. NULL if there is none.
+ */
+static char *
+page_block(const char *name, bool text)
+{
+	char marker[96], *out, *p, *end;
+	size_t n = 0;
+
+	(void)snprintf(marker, sizeof(marker), "\n.\\\" vector: %s\n", name);
+	p = strstr(page, marker);
+	if (p == NULL)
+		return NULL;
+	p = strchr(p + 1, '\n') + 1;
+	ck_assert_msg(strncmp(p, ".Bd -literal", 12) == 0,
+	    "%s: vector %s is not followed by a literal display", PAGE, name);
+	p = strchr(p, '\n') + 1;
+	end = strstr(p, "\n.Ed\n");
+	ck_assert_msg(end != NULL, "%s: vector %s has no .Ed", PAGE, name);
+	out = calloc(1, (size_t)(end - p) + 2);
+	ck_assert_ptr_nonnull(out);
+	while (p <= end) {
+		char *eol = strchr(p, '\n');
+
+		if (text) {
+			for (; p < eol; p++)
+				if (!isspace((unsigned char)*p))
+					out[n++] = *p;
+		} else {
+			while (p < eol) {
+				while (p < eol && *p == ' ')
+					p++;
+				if (eol - p < 2 ||
+				    !isxdigit((unsigned char)p[0]) ||
+				    !isxdigit((unsigned char)p[1]) ||
+				    (p + 2 < eol && p[2] != ' '))
+					break;
+				out[n++] = (char)tolower((unsigned char)p[0]);
+				out[n++] = (char)tolower((unsigned char)p[1]);
+				p += 2;
+			}
+		}
+		p = eol + 1;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* Checks what the code made against the test's hex and the page's. */
+static void
+check_vector(const char *name, const void *got, size_t len)
+{
+	const struct vector *v = vector_find(name);
+	char *hex = v->text ? strndup(got, len) : to_hex(got, len);
+	char *shown;
+	bool ok;
+
+	ck_assert_ptr_nonnull(hex);
+	ok = !print_only && strcmp(hex, v->hex) == 0;
+	if (!ok) {
+		if (v->text)
+			fprintf(stderr, "vector %s as the code makes it:\n%s\n",
+			    name, hex);
+		else
+			print_hex(name, got, len);
+	}
+	if (print_only) {
+		free(hex);
+		return;
+	}
+	ck_assert_msg(ok, "vector %s: the code's bytes differ from the test's",
+	    name);
+	shown = page_block(name, v->text);
+	ck_assert_msg(shown != NULL, "%s prints no vector %s", PAGE, name);
+	ck_assert_msg(strcmp(shown, v->hex) == 0,
+	    "vector %s: %s prints other bytes than the code makes", name, PAGE);
+	free(hex);
+	free(shown);
+}
+
+static void
+check_text(const char *name, const char *text)
+{
+	check_vector(name, text, strlen(text));
+}
+
+START_TEST(test_identities)
+{
+	char s[FERRY_PEER_ID_STRLEN + 1];
+	struct ferry_peer_id back;
+
+	check_vector("id_a", id_a->id.bytes, FERRY_PEER_ID_LEN);
+	check_vector("id_b", id_b->id.bytes, FERRY_PEER_ID_LEN);
+	check_text("id_a_base32", id_a->id_str);
+	check_text("id_b_base32", id_b->id_str);
+	/* The spellings a reader must accept too: lower case, O for 0, I
+	 * and L for 1. */
+	memcpy(s, id_a->id_str, sizeof(s));
+	for (char *c = s; *c != '\0'; c++) {
+		if (*c == '0')
+			*c = 'o';
+		else if (*c == '1')
+			*c = (c - s) % 2 ? 'I' : 'l';
+		else
+			*c = (char)tolower((unsigned char)*c);
+	}
+	ck_assert_int_eq(peer_id_parse(s, &back), 0);
+	ck_assert_int_eq(peer_id_cmp(&back, &id_a->id), 0);
+}
+END_TEST
+
+/* A's UDP HELO for 127.0.0.1:2086. */
+static int
+make_helo_a(uint8_t *out, size_t max)
+{
+	return helo_build(id_a, FERRY_PROTO_UDP, UDP_MTU, HELO_EXPIRY, ADDR_V4,
+	    ADDR_LEN, out, max);
+}
+
+START_TEST(test_helo_uri)
+{
+	uint8_t helo[FERRY_HELO_FIXED + ADDR_LEN], *back = NULL;
+	struct helo h;
+	char *uri = NULL;
+	size_t len;
+	int n = make_helo_a(helo, sizeof(helo));
+
+	ck_assert_int_eq(n, (int)sizeof(helo));
+	check_vector("helo_a", helo, sizeof(helo));
+	ck_assert_int_eq(helo_decode(helo, sizeof(helo), &h), 0);
+	ck_assert_int_eq(helo_verify(&h, NOW_S), 0);
+	ck_assert_int_eq(helo_uri_encode(&id_a->id, helo, sizeof(helo), &uri),
+	    0);
+	check_text("uri_a", uri);
+	ck_assert_int_eq(helo_uri_decode(uri, &back, &len), 0);
+	ck_assert_uint_eq(len, sizeof(helo));
+	ck_assert_mem_eq(back, helo, len);
+	free(back);
+	free(uri);
+}
+END_TEST
+
+START_TEST(test_ping_pong)
+{
+	uint8_t challenge[FERRY_CHALLENGE_LEN];
+	uint8_t ping[FERRY_PONG_FIXED + ADDR_LEN];
+	uint8_t pong[FERRY_PONG_FIXED + ADDR_LEN];
+	struct ping pi;
+	struct pong po;
+
+	for (size_t i = 0; i < sizeof(challenge); i++)
+		challenge[i] = (uint8_t)(0x80 + i);
+	ck_assert_int_eq(ping_build(ping, sizeof(ping), &id_a->id, challenge,
+	                     FERRY_PROTO_UDP, ADDR_V4, ADDR_LEN),
+	    (int)sizeof(ping));
+	check_vector("ping_b", ping, sizeof(ping));
+	ck_assert_int_eq(ping_decode(ping, sizeof(ping), &pi), 0);
+	ck_assert_int_eq(pong_build(pong, sizeof(pong), id_a, pi.challenge,
+	                     pi.protocol, PONG_EXPIRY, pi.addr, pi.addr_len),
+	    (int)sizeof(pong));
+	check_vector("pong_a", pong, sizeof(pong));
+	ck_assert_int_eq(pong_decode(pong, sizeof(pong), &po), 0);
+	ck_assert_int_eq(pong_verify(&po, id_a->pk, NOW_S), 0);
+}
+END_TEST
+
+/* Our side of the example exchange. */
+struct side {
+	struct identity *ident;
+	struct link l;
+	uint8_t eph_sk[KX_EPH_LEN];
+};
+
+static void
+side_start(struct side *s, struct identity *me, const struct identity *peer,
+    uint32_t index, uint8_t sk_first, uint32_t flags)
+{
+	memset(s, 0, sizeof(*s));
+	s->ident = me;
+	for (size_t i = 0; i < KX_EPH_LEN; i++)
+		s->eph_sk[i] = (uint8_t)(sk_first + i);
+	ck_assert_int_eq(link_init(&s->l, me, &peer->id, index, MONO0), 0);
+	ck_assert_int_eq(link_rotate_to(&s->l, s->eph_sk, MONO0), 0);
+	/* What link_init reads from the CPU, fixed: both AEADs are tried
+	 * whatever this machine has. */
+	s->l.my_flags = flags;
+}
+
+/* Hands a KX to s as handshake_on_kx does; returns the LINK_KX_* bits. */
+static int
+side_take_kx(struct side *s, const uint8_t msg[FERRY_KX_SIZE],
+    uint64_t now_real)
+{
+	struct kx_msg m;
+
+	ck_assert_int_eq(kx_decode(msg, FERRY_KX_SIZE, &m), 0);
+	ck_assert_int_eq(kx_verify(msg, FERRY_KX_SIZE), 0);
+	ck_assert_int_eq(link_kx_fresh(&s->l, &m, now_real, 3600000000ull), 0);
+	return link_on_kx(&s->l, &m, MONO0);
+}
+
+/* The plaintext of A's first frame as the send path packs it: the
+ * keepalive that tx_link_up queues, then an application message. */
+static size_t
+first_plaintext(uint8_t *buf, size_t max, struct batch_iov *iov)
+{
+	struct sendq q;
+	struct sent_frame sf;
+	struct batch_counts cnt;
+	uint32_t msg_id = 0;
+	size_t n;
+
+	memset(&sf, 0, sizeof(sf));
+	memset(&cnt, 0, sizeof(cnt));
+	memset(iov, 0, sizeof(*iov));
+	sendq_init(&q, 1 << 20);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, FERRY_MSG_KEEPALIVE, NULL,
+	                     0, false, 0),
+	    0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, APP_TYPE, APP_BODY,
+	                     strlen(APP_BODY), false, 0),
+	    0);
+	n = batch_fill(&q, buf, max, UDP_MTU - FERRY_ENC_OVERHEAD, &msg_id, &sf,
+	    &cnt, iov);
+	ck_assert(sendq_empty(&q));
+	sendq_done(&q);
+	return n;
+}
+
+/* Checks the vector "<prefix>_<what>". */
+static void
+check_named(const char *prefix, const char *what, const void *got, size_t len)
+{
+	char name[64];
+
+	(void)snprintf(name, sizeof(name), "%s_%s", prefix, what);
+	check_vector(name, got, len);
+}
+
+/*
+ * The first exchange: A's KX (no echo yet); B's answer, echoing A's
+ * ephemeral key, which gives A its keys; A's answer to B's new ephemeral
+ * key, which confirms the keys to B. The page prints A's second KX for
+ * one AEAD only.
+ */
+static void
+exchange_kx(const char *prefix, struct side *a, struct side *b, bool aesgcm)
+{
+	uint8_t kx_a[FERRY_KX_SIZE], kx_b[FERRY_KX_SIZE], kx_a2[FERRY_KX_SIZE];
+
+	link_build_kx(&a->l, KX_A_TS, kx_a);
+	check_named(prefix, "kx_a", kx_a, sizeof(kx_a));
+	ck_assert_int_eq(side_take_kx(b, kx_a, KX_A_TS), LINK_KX_REPLY);
+	ck_assert(!link_ready(&b->l));
+
+	link_build_kx(&b->l, KX_B_TS, kx_b);
+	check_named(prefix, "kx_b", kx_b, sizeof(kx_b));
+	ck_assert_int_eq(side_take_kx(a, kx_b, KX_B_TS),
+	    LINK_KX_NEWKEYS | LINK_KX_REPLY);
+	ck_assert(link_ready(&a->l));
+
+	link_build_kx(&a->l, KX_A2_TS, kx_a2);
+	if (aesgcm)
+		check_vector("gcm_kx_a2", kx_a2, sizeof(kx_a2));
+	ck_assert_int_eq(side_take_kx(b, kx_a2, KX_A2_TS), LINK_KX_NEWKEYS);
+	ck_assert(link_ready(&b->l));
+}
+
+/* The key schedule step by step, as both sides compute it. */
+static void
+exchange_keys(const char *prefix, struct side *a, struct side *b,
+    uint32_t flags, bool aesgcm)
+{
+	uint8_t dh[crypto_scalarmult_BYTES], ids[8], okm[2 * KX_KEY_LEN];
+	struct kx_keys ka, kb;
+
+	ck_assert_int_eq(crypto_scalarmult(dh, a->eph_sk, b->l.my_eph), 0);
+	if (aesgcm)
+		check_vector("gcm_dh", dh, sizeof(dh));
+	ck_assert_int_eq(kx_derive(a->eph_sk, a->l.my_eph, flags, &id_a->id,
+	                     b->l.my_eph, flags, &id_b->id, &ka),
+	    0);
+	ck_assert_int_eq(kx_derive(b->eph_sk, b->l.my_eph, flags, &id_b->id,
+	                     a->l.my_eph, flags, &id_a->id, &kb),
+	    0);
+	ck_assert_mem_eq(ka.tx, kb.rx, KX_KEY_LEN);
+	ck_assert_mem_eq(ka.rx, kb.tx, KX_KEY_LEN);
+	ck_assert(ka.aesgcm == aesgcm && kb.aesgcm == aesgcm);
+	/* okm = key(lower id to higher id) || key(higher to lower) */
+	if (memcmp(id_a->id.bytes, id_b->id.bytes, FERRY_PEER_ID_LEN) < 0) {
+		memcpy(okm, ka.tx, KX_KEY_LEN);
+		memcpy(okm + KX_KEY_LEN, ka.rx, KX_KEY_LEN);
+	} else {
+		memcpy(okm, ka.rx, KX_KEY_LEN);
+		memcpy(okm + KX_KEY_LEN, ka.tx, KX_KEY_LEN);
+	}
+	check_named(prefix, "okm", okm, sizeof(okm));
+	/* A's sending key's id, then B's */
+	wire_put32(ids, ka.tx_id);
+	wire_put32(ids + 4, ka.rx_id);
+	check_named(prefix, "key_ids", ids, sizeof(ids));
+	ck_assert_uint_eq(a->l.cur->tx_id, ka.tx_id);
+	ck_assert_uint_eq(a->l.cur->rx_id, ka.rx_id);
+	sodium_memzero(&ka, sizeof(ka));
+	sodium_memzero(&kb, sizeof(kb));
+	sodium_memzero(okm, sizeof(okm));
+}
+
+/* A's first frame, and what B reads from it. */
+static void
+exchange_frame(const char *prefix, struct side *a, struct side *b)
+{
+	uint8_t scratch[256], frame[256], pt[256];
+	struct batch_iov iov;
+	size_t ptlen, off = 0, size;
+	const uint8_t *msg;
+	uint64_t ctr;
+	uint16_t type;
+	int r;
+
+	ptlen = first_plaintext(scratch, sizeof(scratch), &iov);
+	ck_assert_uint_eq(ptlen,
+	    FERRY_HDR_SIZE + FERRY_HDR_SIZE + strlen(APP_BODY));
+	r = link_sealv(&a->l, iov.v, iov.n, frame, &ctr);
+	ck_assert_int_eq(r, (int)(ptlen + FERRY_ENC_OVERHEAD));
+	ck_assert_uint_eq(ctr, 0);
+	check_named(prefix, "enc_a", frame, (size_t)r);
+
+	ck_assert_int_eq(link_open_to(&b->l, frame, (size_t)r, pt, MONO0,
+	                     &ptlen, &ctr),
+	    0);
+	ck_assert_int_eq(rx_next(pt, ptlen, &off, &type, &msg, &size), 1);
+	ck_assert_uint_eq(type, FERRY_MSG_KEEPALIVE);
+	ck_assert_uint_eq(size, FERRY_HDR_SIZE);
+	ck_assert_int_eq(rx_next(pt, ptlen, &off, &type, &msg, &size), 1);
+	ck_assert_uint_eq(type, APP_TYPE);
+	ck_assert_mem_eq(msg + FERRY_HDR_SIZE, APP_BODY, strlen(APP_BODY));
+	ck_assert_int_eq(rx_next(pt, ptlen, &off, &type, &msg, &size), 0);
+}
+
+/* The whole example under one AEAD; prefix names its vectors. */
+static void
+run_exchange(const char *prefix, uint32_t flags, bool aesgcm)
+{
+	uint8_t eph[KX_EPH_LEN];
+	struct side a, b;
+
+	side_start(&a, id_a, id_b, A_INDEX, 0x40, flags);
+	side_start(&b, id_b, id_a, B_INDEX, 0x60, flags);
+	if (aesgcm) {
+		check_vector("eph_a", a.l.my_eph, KX_EPH_LEN);
+		check_vector("eph_b", b.l.my_eph, KX_EPH_LEN);
+	}
+	kx_eph_public(a.eph_sk, eph);
+	ck_assert_mem_eq(eph, a.l.my_eph, KX_EPH_LEN);
+	exchange_kx(prefix, &a, &b, aesgcm);
+	exchange_keys(prefix, &a, &b, flags, aesgcm);
+	exchange_frame(prefix, &a, &b);
+	link_done(&a.l);
+	link_done(&b.l);
+}
+
+START_TEST(test_exchange_aesgcm)
+{
+	run_exchange("gcm", FERRY_KX_F_AESGCM, true);
+}
+END_TEST
+
+START_TEST(test_exchange_chacha)
+{
+	run_exchange("chacha", 0, false);
+}
+END_TEST
+
+START_TEST(test_ack)
+{
+	struct acktrack at;
+	struct ack_msg m;
+	uint8_t out[ACK_MAX_SIZE];
+	size_t n;
+
+	/* B got A's frames 0, 1 and 3; 2 is missing. */
+	acktrack_init(&at);
+	acktrack_on_frame(&at, 0, true, MONO0, 5000);
+	acktrack_on_frame(&at, 1, true, MONO0 + 100, 5000);
+	acktrack_on_frame(&at, 3, true, MONO0 + 200, 5000);
+	n = acktrack_write(&at, out, sizeof(out), 2 * 1024 * 1024,
+	    MONO0 + 1200);
+	ck_assert_uint_eq(n, ACK_FIXED + 8);
+	check_vector("ack_b", out, n);
+	ck_assert_int_eq(ack_decode(out, n, &m), 0);
+	ck_assert_uint_eq(m.n, 2);
+	ck_assert(m.lo[0] == 3 && m.hi[0] == 3 && m.lo[1] == 0 && m.hi[1] == 1);
+}
+END_TEST
+
+START_TEST(test_frag)
+{
+	uint8_t data[16], out[FRAG_HDR + sizeof(data)];
+	struct frag f;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	/* The first piece of a 100000-byte application message. */
+	ck_assert_uint_eq(frag_write(out, 0x01020304, 100000, 0, APP_TYPE, data,
+	                      sizeof(data)),
+	    sizeof(out));
+	check_vector("frag_a", out, sizeof(out));
+	ck_assert_int_eq(frag_decode(out, sizeof(out), &f), 0);
+}
+END_TEST
+
+START_TEST(test_tcp_welcome)
+{
+	uint8_t w[TCP_FRAME_WELCOME_LEN];
+	struct tcp_frame parser;
+	struct tcp_frame_event ev;
+
+	tcp_frame_put_welcome(w, &id_a->id);
+	check_vector("tcp_welcome_a", w, sizeof(w));
+	tcp_frame_init(&parser, 65535, true);
+	ck_assert_uint_eq(tcp_frame_next(&parser, w, sizeof(w), &ev),
+	    sizeof(w));
+	ck_assert_int_eq(ev.kind, TCP_FRAME_WELCOME);
+}
+END_TEST
+
+/* Every vector block of the page is one the test checks. */
+START_TEST(test_page_has_no_other)
+{
+	const char *p = page;
+	size_t n = 0;
+
+	if (print_only)
+		return;
+	while ((p = strstr(p, "\n.\\\" vector: ")) != NULL) {
+		char name[64];
+
+		p += strlen("\n.\\\" vector: ");
+		ck_assert_int_eq(sscanf(p, "%63s", name), 1);
+		(void)vector_find(name);
+		n++;
+	}
+	ck_assert_uint_eq(n, N_VECTORS);
+}
+END_TEST
+
+static Suite *
+vectors_suite(void)
+{
+	Suite *s = suite_create("protocol_vectors");
+	TCase *tc = tcase_create("vectors");
+
+	tcase_add_checked_fixture(tc, test_setup, test_teardown);
+	tcase_add_test(tc, test_identities);
+	tcase_add_test(tc, test_helo_uri);
+	tcase_add_test(tc, test_ping_pong);
+	tcase_add_test(tc, test_exchange_aesgcm);
+	tcase_add_test(tc, test_exchange_chacha);
+	tcase_add_test(tc, test_ack);
+	tcase_add_test(tc, test_frag);
+	tcase_add_test(tc, test_tcp_welcome);
+	tcase_add_test(tc, test_page_has_no_other);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *env = getenv("FERRY_VECTORS_PRINT");
+
+	print_only = env != NULL && *env != '\0' && strcmp(env, "0") != 0;
+	return unit_run(vectors_suite());
+}
