@@ -37,6 +37,7 @@
 #include "core/pingpong.h"
 #include "core/rx.h"
 #include "core/sendq.h"
+#include "dht/dhtmsg.h"
 #include "unit.h"
 
 #include "../../plugins/tcp/tcp_frame.c"
@@ -213,6 +214,34 @@ static const struct vector vectors[] = {
 	{ "frag_a",
 	    "0024001101020304000186a0000000000400000000010203"
 	    "0405060708090a0b0c0d0e0f",
+	    false },
+	{ "dht_put_a",
+	    "010014000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93300000300000000006b49d20003a107bff3ce10be"
+	    "1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8"
+	    "55615e6bf4c5a44ea59d4d838884fd2e6d269b7b319a07e7"
+	    "e7a91529d9d7fc5f869f11558e6910dc97e2bd742cb2db37"
+	    "dbe4a73535ef5cf2d106512fe68d6c040000000566657272"
+	    "79",
+	    false },
+	{ "dht_put_hash",
+	    "201167a88ac7764a14c4db56285188216d831e7d19131f61"
+	    "a92589e62d5a056b",
+	    false },
+	{ "dht_receipt_b",
+	    "010000000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
+	    "00cb8455508ebcfb9923ba58000000006b49d200201167a8"
+	    "8ac7764a14c4db56285188216d831e7d19131f61a92589e6"
+	    "2d5a056b29acbae141bccaf0b22e1a94d34d0bc7361e526d"
+	    "0bfe12c89794bc9322966dd72349782983afa5bb34c891d2"
+	    "03769ffaefca8f5c79249f599e41df5ca77ca63c1a248ba1"
+	    "c283f1426f7c9914804b9b24ecd0fa4110ed1a3972e35904"
+	    "362c040d",
 	    false },
 	{ "tcp_welcome_a",
 	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
@@ -719,6 +748,57 @@ START_TEST(test_tcp_welcome)
 }
 END_TEST
 
+/*
+ * A's PUT of the 5-byte block "ferry" to 3 peers until 1800000000,
+ * routed with 20 hops to go, without HELOs; and B's receipt for it,
+ * sent straight to A.
+ */
+START_TEST(test_dht_put_receipt)
+{
+	static const uint8_t block[] = { 'f', 'e', 'r', 'r', 'y' };
+	uint8_t hash[DHTMSG_HASH_LEN];
+	struct dhtmsg_req put, back;
+	struct dhtmsg_ans rcpt;
+	struct buf out;
+
+	memset(&put, 0, sizeof(put));
+	put.type = FERRY_MSG_DHT_PUT;
+	put.hops_left = 20;
+	put.req_id = 0x0102030405060708ull;
+	dhtkey_of_block(block, sizeof(block), &put.key);
+	dhtkey_from_peer(&id_a->id, &put.requester);
+	put.put.replication = 3;
+	put.put.expiry = 1800000000;
+	put.put.block = block;
+	put.put.block_len = sizeof(block);
+	dhtmsg_put_sign(id_a, &put.key, &put.put);
+	buf_init(&out);
+	ck_assert_int_eq(dhtmsg_req_encode(&put, &out), 0);
+	check_vector("dht_put_a", buf_head(&out), buf_size(&out));
+	ck_assert_int_eq(dhtmsg_req_decode(put.type, buf_head(&out),
+	                     buf_size(&out), &back),
+	    0);
+	ck_assert_int_eq(dhtmsg_put_verify(&back.key, &back.put), 0);
+	dhtmsg_put_hash(&put.key, &put.put, hash);
+	check_vector("dht_put_hash", hash, sizeof(hash));
+	memset(&rcpt, 0, sizeof(rcpt));
+	rcpt.type = FERRY_MSG_DHT_RECEIPT;
+	rcpt.req_id = put.req_id;
+	rcpt.key = put.key;
+	rcpt.requester = put.requester;
+	dhtkey_from_peer(&id_b->id, &rcpt.responder);
+	dhtmsg_receipt_sign(id_b, &put.key, hash, put.put.expiry,
+	    &rcpt.receipt);
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&rcpt, &out), 0);
+	check_vector("dht_receipt_b", buf_head(&out), buf_size(&out));
+	ck_assert_int_eq(dhtmsg_receipt_verify(&rcpt.key, &rcpt.responder,
+	                     hash, &rcpt.receipt),
+	    0);
+	buf_done(&out);
+}
+END_TEST
+
 /* Every vector block of the page is one the test checks. */
 START_TEST(test_page_has_no_other)
 {
@@ -754,6 +834,7 @@ vectors_suite(void)
 	tcase_add_test(tc, test_ack);
 	tcase_add_test(tc, test_frag);
 	tcase_add_test(tc, test_tcp_welcome);
+	tcase_add_test(tc, test_dht_put_receipt);
 	tcase_add_test(tc, test_page_has_no_other);
 	suite_add_tcase(s, tc);
 	return s;
