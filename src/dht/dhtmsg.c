@@ -247,12 +247,13 @@ dhtmsg_ans_decode(uint16_t type, const void *body, size_t len,
 
 	if (!dhtmsg_is_answer(type) || len < DHTMSG_ANS_FIXED ||
 	    p[0] != DHTMSG_VERSION || (p[1] & ~DHTMSG_F_ROUTED) != 0 ||
-	    p[2] > DHTMSG_HOPS_MAX || p[3] != 0)
+	    p[2] > DHTMSG_HOPS_MAX || p[3] > DHTMSG_HOPS_MAX)
 		return -EBADMSG;
 	memset(&m, 0, sizeof(m));
 	m.type = type;
 	m.flags = p[1];
 	m.hops_left = p[2];
+	m.hops = p[3];
 	m.req_id = wire_get64(p + 4);
 	memcpy(m.key.b, p + 12, DHTKEY_LEN);
 	memcpy(m.requester.b, p + 44, DHTKEY_LEN);
@@ -283,7 +284,7 @@ static bool
 dhtmsg_ans_valid(const struct dhtmsg_ans *m)
 {
 	if (!dhtmsg_is_answer(m->type) || (m->flags & ~DHTMSG_F_ROUTED) != 0 ||
-	    m->hops_left > DHTMSG_HOPS_MAX)
+	    m->hops_left > DHTMSG_HOPS_MAX || m->hops > DHTMSG_HOPS_MAX)
 		return false;
 	if (m->type == FERRY_MSG_DHT_BLOCK)
 		return m->block_len >= 1 && m->block_len <= DHTMSG_BLOCK_MAX;
@@ -335,7 +336,7 @@ dhtmsg_ans_encode(const struct dhtmsg_ans *m, struct buf *out)
 	p[0] = DHTMSG_VERSION;
 	p[1] = m->flags;
 	p[2] = m->hops_left;
-	p[3] = 0;
+	p[3] = m->hops;
 	wire_put64(p + 4, m->req_id);
 	memcpy(p + 12, m->key.b, DHTKEY_LEN);
 	memcpy(p + 44, m->requester.b, DHTKEY_LEN);

@@ -29,7 +29,8 @@
  *    0 u8  version      DHTMSG_VERSION
  *    1 u8  flags        DHTMSG_F_ROUTED: travels back along the path
  *    2 u8  hops_left    0..DHTMSG_HOPS_MAX, for the way back
- *    3 u8  reserved     0
+ *    3 u8  hops         0..DHTMSG_HOPS_MAX: hops the request took to
+ *                       the responder
  *    4 u64 req_id       of the request answered
  *   12 u8  key[32]
  *   44 u8  requester[32]
@@ -117,6 +118,7 @@ struct dhtmsg_ans {
 	uint16_t type; /* FERRY_MSG_DHT_RECEIPT, _BLOCK, _NODES or _FAIL */
 	uint8_t flags;
 	uint8_t hops_left;
+	uint8_t hops;
 	uint64_t req_id;
 	struct dhtkey key;
 	struct dhtkey requester;
