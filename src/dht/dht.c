@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The DHT layer object (see dht.h), dht layer: its life, the events of
+ * the node below it, and the choice of hops. Requests are handled in
+ * dht_route.c, answers in dht_answer.c, our own requests in dht_ops.c.
+ */
+#include "dht/dht_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/identity.h"
+#include "lib/map.h"
+#include "lib/stats.h"
+
+void
+dht_cfg_default(struct dht_cfg *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	/* Kademlia's k: in networks of up to a few hundred peers, the
+	 * buckets near a node then hold every peer there is, so that the
+	 * peer a request ends at knows the true closest. */
+	ret->k = 20;
+	ret->replication = 3;
+	ret->per_net = 2;
+	ret->hops_max = 32;
+	ret->max_block = 1024 * 1024;
+	ret->timeout_us = 10u * 1000 * 1000;
+	ret->path_ttl_us = 30u * 1000 * 1000;
+	ret->path_max = 65536;
+	ret->max_fails = 3;
+	ret->refresh_us = 60u * 1000 * 1000;
+}
+
+static bool
+dht_cfg_valid(const struct dht_cfg *c)
+{
+	return c->k >= 1 && c->k <= RTABLE_K_MAX && c->replication >= 1 &&
+	    c->replication <= DHTMSG_REPL_MAX && c->hops_max >= 1 &&
+	    c->hops_max <= DHTMSG_HOPS_MAX && c->max_block >= 1 &&
+	    c->max_block <= DHTMSG_BLOCK_MAX && c->timeout_us > 0 &&
+	    c->path_max > 0 && c->max_fails >= 1;
+}
+
+static int
+dht_counters_bind(struct dht *d)
+{
+	static const struct stats_slot slots[] = {
+#define C(f) STATS_SLOT(struct dht_counters, f)
+		C(requests_in), C(forwarded), C(duplicates), C(malformed),
+		C(no_route), C(not_found), C(refused), C(stored),
+		C(store_failed), C(served), C(answers_direct),
+		C(answers_routed), C(routed_back), C(answers_lost),
+		C(receipts_in), C(receipts_bad), C(blocks_bad),
+		C(unsolicited), C(timeouts), C(requests_out),
+#undef C
+	};
+
+	return stats_bind(&d->c, slots, sizeof(slots) / sizeof(slots[0]),
+	    d->env.stat, d->env.cls);
+}
+
+int
+dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
+    struct dht **ret)
+{
+	struct dht *d;
+
+	if (!dht_cfg_valid(cfg))
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	d->env = *env;
+	d->cfg = *cfg;
+	TAILQ_INIT(&d->ops);
+	dhtkey_from_peer(&env->ident->id, &d->self);
+	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
+	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
+	d->op_by_id = map_new();
+	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
+	    dht_counters_bind(d) < 0) {
+		dht_free(d);
+		return -ENOMEM;
+	}
+	*ret = d;
+	return 0;
+}
+
+void
+dht_free(struct dht *d)
+{
+	if (d == NULL)
+		return;
+	if (d->op_by_id != NULL)
+		dht_ops_cancel_all(d);
+	map_free(d->op_by_id);
+	pathcache_free(d->paths);
+	rtable_free(d->rt);
+	free(d);
+}
+
+uint64_t
+dht_now(const struct dht *d)
+{
+	return d->env.now_us(d->env.cls);
+}
+
+void
+dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net)
+{
+	(void)rtable_seen(d->rt, peer, net, dht_now(d));
+	/* The first neighbour is the way in: asking it for our own
+	 * neighbourhood fills the nearest buckets (Kademlia's join). */
+	if (!d->looked_up_self) {
+		d->looked_up_self = true;
+		dht_ops_lookup(d, &d->self);
+	}
+}
+
+void
+dht_peer_down(struct dht *d, const struct dhtkey *peer)
+{
+	/* A link that went down is no proof the peer left for good: it
+	 * stays a candidate, and failures are what remove it. Routing
+	 * skips it while it is unlinked. */
+	(void)d;
+	(void)peer;
+}
+
+int
+dht_next_hop(struct dht *d, const struct dhtkey *key,
+    const struct dhtkey *not, struct dhtkey *ret)
+{
+	const struct rtable_entry *c[2 * RTABLE_K_MAX];
+	size_t n = rtable_closest(d->rt, key, 2 * d->cfg.k, c);
+
+	for (size_t i = 0; i < n; i++) {
+		if (dhtkey_closer(key, &c[i]->id, &d->self) >= 0)
+			break; /* the rest are farther still */
+		if (not != NULL && dhtkey_equal(&c[i]->id, not))
+			continue;
+		if (!d->env.linked(d->env.cls, &c[i]->id))
+			continue;
+		*ret = c[i]->id;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+size_t
+dht_closest_with_self(struct dht *d, const struct dhtkey *key, size_t n,
+    struct dhtkey *ret)
+{
+	const struct rtable_entry *c[2 * RTABLE_K_MAX + DHTMSG_FIND_MAX];
+	size_t got = 0, cand;
+	bool self_in = false;
+
+	cand = rtable_closest(d->rt, key, 2 * d->cfg.k + n, c);
+	for (size_t i = 0; i < cand && got < n; i++) {
+		if (!d->env.linked(d->env.cls, &c[i]->id))
+			continue;
+		if (!self_in && dhtkey_closer(key, &d->self, &c[i]->id) < 0) {
+			ret[got++] = d->self;
+			self_in = true;
+			if (got == n)
+				break;
+		}
+		ret[got++] = c[i]->id;
+	}
+	if (!self_in && got < n)
+		ret[got++] = d->self;
+	return got;
+}
+
+void
+dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
+    const void *body, size_t len)
+{
+	struct dhtmsg_req req;
+
+	if (dhtmsg_is_answer(type)) {
+		dht_answer_receive(d, from, type, body, len);
+		return;
+	}
+	if (dhtmsg_req_decode(type, body, len, &req) < 0) {
+		(*d->c.malformed)++;
+		return;
+	}
+	(*d->c.requests_in)++;
+	(void)rtable_seen(d->rt, from, 0, dht_now(d));
+	dht_route_request(d, from, &req);
+}
+
+void
+dht_tick(struct dht *d)
+{
+	uint64_t now = dht_now(d);
+	struct dhtkey target;
+	unsigned prefix;
+
+	dht_ops_tick(d);
+	pathcache_expire(d->paths, now);
+	/* One stale bucket a tick: a lookup of a random key in its range
+	 * finds the peers that belong there. */
+	if (d->looked_up_self &&
+	    rtable_stale_bucket(d->rt, now, d->cfg.refresh_us, &prefix) == 0) {
+		rtable_touch(d->rt, prefix, now);
+		dhtkey_random_in_bucket(&d->self, prefix, &target);
+		dht_ops_lookup(d, &target);
+	}
+}
+
+const struct rtable *
+dht_rtable(const struct dht *d)
+{
+	return d->rt;
+}

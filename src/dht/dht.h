@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The DHT, dht layer (DESIGN.md; issue 12): blocks stored at the peers
+ * whose ids are closest to their keys, requests routed recursively hop
+ * by hop toward the key (seed 002, section 2), answers sent to the
+ * requester directly when it is linked and back along the path
+ * otherwise, PUTs signed by their originator and answered with signed
+ * receipts once durable.
+ *
+ * The DHT sees the node below it only through struct dht_env: sending,
+ * links, the clock, the block store and counters. The daemon fills it
+ * from its core and block store; a simulator or a test can fill it with
+ * a network of its own, and runs exactly this code. Nothing here waits:
+ * the env's store calls complete later through their callbacks, and
+ * timeouts are checked when the owner calls dht_tick().
+ */
+#ifndef FERRY_DHT_DHT_H
+#define FERRY_DHT_DHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dht/dhtkey.h"
+#include "dht/dhtmsg.h"
+
+struct dht;
+struct identity;
+
+typedef void dht_store_done_fn(void *arg, int status);
+typedef void dht_store_got_fn(void *arg, int status, const void *data,
+    size_t len, uint64_t expiry);
+
+/* What the DHT needs of the node below it. cls is the first argument of
+ * every call; pointers passed in are borrowed for the call. */
+struct dht_env {
+	void *cls;
+	const struct identity *ident; /* signs receipts and our PUTs */
+	/* Sends body as an inner message of type to peer. 0, -ENOTCONN,
+	 * -EAGAIN (its queue is full), -ENOMEM. */
+	int (*send)(void *cls, const struct dhtkey *peer, uint16_t type,
+	    const void *body, size_t len);
+	/* True if there is a link to peer that send() can use now. */
+	bool (*linked)(void *cls, const struct dhtkey *peer);
+	/* Asks for a link to peer, learning helo (its signed HELOs, may be
+	 * empty if known already) first. Completion shows as
+	 * dht_peer_up(). 0 or a negative errno. */
+	int (*link)(void *cls, const struct dhtkey *peer, const void *helo,
+	    size_t helo_len);
+	/* This node's signed HELOs into buf; their length, 0 if none. */
+	size_t (*own_helo)(void *cls, uint8_t *buf, size_t size);
+	/* A linked peer's signed HELOs into buf, to hand on in FIND
+	 * answers; their length, 0 if none fit or none are known. */
+	size_t (*peer_helo)(void *cls, const struct dhtkey *peer, uint8_t *buf,
+	    size_t size);
+	uint64_t (*now_us)(void *cls); /* monotonic */
+	uint64_t (*wall_s)(void *cls); /* seconds since the epoch */
+	/* The block store. has() answers at once; put() and get() call back
+	 * later, never from inside the call. put's callback comes once the
+	 * block is durable (0), or with -ENOSPC, -EIO, -ENOMEM. get's with
+	 * 0 or -ENOENT. Both return 0 or a negative errno (then no
+	 * callback). */
+	bool (*store_has)(void *cls, const struct dhtkey *key);
+	int (*store_put)(void *cls, const struct dhtkey *key, const void *data,
+	    size_t len, uint64_t expiry, dht_store_done_fn *done, void *arg);
+	int (*store_get)(void *cls, const struct dhtkey *key,
+	    dht_store_got_fn *got, void *arg);
+	/* The counter "dht.<name>", never NULL (a sink if need be). */
+	uint64_t *(*stat)(void *cls, const char *name);
+};
+
+struct dht_cfg {
+	unsigned k;            /* bucket size, and FIND's default answer */
+	unsigned replication;  /* storing peers of a PUT by default */
+	unsigned per_net;      /* entries of one network per bucket */
+	unsigned hops_max;     /* hops a request may take */
+	size_t max_block;      /* largest block stored or sent */
+	uint64_t timeout_us;   /* a request of ours gives up after this */
+	uint64_t path_ttl_us;  /* requests seen are remembered this long */
+	size_t path_max;       /* and at most this many */
+	unsigned max_fails;    /* unanswered requests before an entry goes */
+	uint64_t refresh_us;   /* a bucket not looked into this long is */
+};
+
+/* The defaults ferryd.conf(5) documents. */
+void dht_cfg_default(struct dht_cfg *ret);
+
+/* One peer of a FIND answer. */
+struct dht_node {
+	struct dhtkey id;
+	const uint8_t *helo; /* borrowed for the callback */
+	size_t helo_len;
+};
+
+/* The outcome of a request of ours, borrowed for the callback. */
+struct dht_result {
+	int status; /* 0; -ENOENT not found; -EHOSTUNREACH no route;
+		     * -ETIMEDOUT; -EIO a PUT with fewer receipts than asked
+		     * (receipts says how many); -EBADMSG refused */
+	struct dhtkey key;
+	unsigned hops; /* most hops a request took to an answer */
+	/* GET */
+	const uint8_t *block;
+	size_t block_len;
+	/* PUT: the valid receipts from distinct peers */
+	unsigned receipts;
+	const struct dhtmsg_receipt *receipt; /* receipts of them */
+	const struct dhtkey *storer;          /* and who signed each */
+	/* FIND, closest first */
+	const struct dht_node *nodes;
+	size_t n_nodes;
+};
+
+typedef void dht_done_fn(void *cls, const struct dht_result *r);
+
+/* Takes a copy of env and cfg. 0, -EINVAL for a cfg out of range, or
+ * -ENOMEM. */
+int dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
+    struct dht **ret);
+/* Ends every request of ours with -ECANCELED first. NULL is allowed. */
+void dht_free(struct dht *d);
+
+/* Links to peer came up or went down; net tags its network
+ * (rtable_net_of, 0 unknown). */
+void dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net);
+void dht_peer_down(struct dht *d, const struct dhtkey *peer);
+/* A DHT message (type FERRY_MSG_DHT_*) from a linked peer. */
+void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
+    const void *body, size_t len);
+/* Times requests out and refreshes buckets; call it every 100 ms or so. */
+void dht_tick(struct dht *d);
+
+/* Stores data (1 to max_block bytes) at replication peers (0: the
+ * default) until expiry; done is called once, never from inside the
+ * call. The key is BLAKE2b-256(data), written to *ret_key. */
+int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
+    unsigned replication, dht_done_fn *done, void *cls,
+    struct dhtkey *ret_key);
+/* Fetches the block of key; its hash is checked before done sees it. */
+int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
+    void *cls);
+/* The want (1 to DHTMSG_FIND_MAX) peers closest to key that the peers
+ * around it know, this node included. */
+int dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
+    dht_done_fn *done, void *cls);
+
+/* The routing table, for status and tests. */
+const struct rtable *dht_rtable(const struct dht *d);
+
+#endif /* FERRY_DHT_DHT_H */

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Answers, dht layer: sent to the requester directly when it is linked,
+ * and otherwise back along the request's path, hop by hop, through the
+ * path cache (a link to the requester is asked for meanwhile, from the
+ * HELOs its request carried, so that the next answer goes straight).
+ * Answers to our own requests are checked here: a block must hash to
+ * its key, a receipt must be signed by the peer it names, for our PUT.
+ */
+#include "dht/dht_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/identity.h"
+
+void
+dht_answer_init(const struct dht *d, const struct dhtmsg_req *req,
+    uint16_t type, struct dhtmsg_ans *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->type = type;
+	ret->req_id = req->req_id;
+	ret->key = req->key;
+	ret->requester = req->requester;
+	ret->responder = d->self;
+	ret->hops = req->hops;
+}
+
+static void
+dht_answer_transmit(struct dht *d, const struct dhtkey *to,
+    const struct dhtmsg_ans *a, uint64_t *counter)
+{
+	struct buf out;
+	int r;
+
+	buf_init(&out);
+	r = dhtmsg_ans_encode(a, &out);
+	if (r == 0)
+		r = d->env.send(d->env.cls, to, a->type, buf_head(&out),
+		    buf_size(&out));
+	buf_done(&out);
+	if (r < 0)
+		(*d->c.answers_lost)++;
+	else
+		(*counter)++;
+}
+
+void
+dht_answer_send(struct dht *d, struct dhtmsg_ans *a,
+    const struct dhtkey *prev, const uint8_t *helo, size_t helo_len)
+{
+	struct buf out;
+
+	if (dhtkey_equal(&a->requester, &d->self)) {
+		buf_init(&out);
+		if (dhtmsg_ans_encode(a, &out) == 0)
+			dht_answer_receive(d, NULL, a->type, buf_head(&out),
+			    buf_size(&out));
+		buf_done(&out);
+		return;
+	}
+	if (d->env.linked(d->env.cls, &a->requester)) {
+		a->flags = 0;
+		dht_answer_transmit(d, &a->requester, a, d->c.answers_direct);
+		return;
+	}
+	if (helo_len > 0)
+		(void)d->env.link(d->env.cls, &a->requester, helo, helo_len);
+	if (prev == NULL) {
+		(*d->c.answers_lost)++;
+		return;
+	}
+	a->flags = DHTMSG_F_ROUTED;
+	a->hops_left = (uint8_t)d->cfg.hops_max;
+	dht_answer_transmit(d, prev, a, d->c.answers_routed);
+}
+
+/* Someone else's answer that came to us on its way back. */
+static void
+dht_answer_pass_back(struct dht *d, struct dhtmsg_ans *a)
+{
+	struct dhtkey prev;
+
+	if (!(a->flags & DHTMSG_F_ROUTED) || a->hops_left == 0 ||
+	    pathcache_prev(d->paths, &a->requester, a->req_id, dht_now(d),
+	        &prev) != 0) {
+		(*d->c.answers_lost)++;
+		return;
+	}
+	a->hops_left--;
+	/* The last hop may be linked to the requester: straight there. */
+	if (d->env.linked(d->env.cls, &a->requester)) {
+		a->flags = 0;
+		dht_answer_transmit(d, &a->requester, a, d->c.routed_back);
+		return;
+	}
+	dht_answer_transmit(d, &prev, a, d->c.routed_back);
+}
+
+static void
+dht_answer_receipt(struct dht *d, struct dht_op *op,
+    const struct dhtmsg_ans *a)
+{
+	struct dht_result r;
+
+	if (op->type != FERRY_MSG_DHT_PUT ||
+	    dhtmsg_receipt_verify(&op->key, &a->responder, op->put_hash,
+	        &a->receipt) < 0) {
+		(*d->c.receipts_bad)++;
+		return;
+	}
+	for (unsigned i = 0; i < op->n_receipts; i++)
+		if (dhtkey_equal(&op->storers[i], &a->responder))
+			return; /* one peer counts once */
+	if (op->n_receipts == op->replication)
+		return;
+	(*d->c.receipts_in)++;
+	op->receipts[op->n_receipts] = a->receipt;
+	op->storers[op->n_receipts++] = a->responder;
+	if (op->n_receipts < op->replication)
+		return;
+	memset(&r, 0, sizeof(r));
+	dht_op_finish(d, op, &r);
+}
+
+static int
+dht_fail_status(uint16_t code)
+{
+	switch (code) {
+	case DHTMSG_NOT_FOUND:
+		return -ENOENT;
+	case DHTMSG_NO_ROUTE:
+		return -EHOSTUNREACH;
+	case DHTMSG_QUOTA:
+		return -ENOSPC;
+	case DHTMSG_RATE:
+		return -EAGAIN;
+	default:
+		return -EBADMSG;
+	}
+}
+
+static void
+dht_answer_fail(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
+{
+	struct dht_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = dht_fail_status(a->code);
+	/* A PUT fails only once no storer is left to answer: one peer's
+	 * refusal leaves the others' receipts to come. */
+	if (op->type == FERRY_MSG_DHT_PUT &&
+	    ++op->n_fails + op->n_receipts < op->replication)
+		return;
+	/* A GET asked again of several peers ends when all have failed. */
+	if (op->asked > 0 && ++op->n_fails < op->asked)
+		return;
+	if (op->type == FERRY_MSG_DHT_PUT)
+		r.status = -EIO;
+	dht_op_finish(d, op, &r);
+}
+
+static void
+dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
+{
+	struct dht_node nodes[DHTMSG_FIND_MAX];
+	struct dhtmsg_node n;
+	struct dht_result r;
+	struct dhtkey k;
+	size_t off = 0;
+
+	if (a->hops > op->hops)
+		op->hops = a->hops;
+	memset(&r, 0, sizeof(r));
+	switch (a->type) {
+	case FERRY_MSG_DHT_RECEIPT:
+		dht_answer_receipt(d, op, a);
+		return;
+	case FERRY_MSG_DHT_FAIL:
+		dht_answer_fail(d, op, a);
+		return;
+	case FERRY_MSG_DHT_BLOCK:
+		dhtkey_of_block(a->block, a->block_len, &k);
+		if (op->type != FERRY_MSG_DHT_GET || !dhtkey_equal(&k, &op->key)) {
+			/* A wrong block ends nothing: the other holders are
+			 * asked, and a right answer or the timeout ends it. */
+			(*d->c.blocks_bad)++;
+			if (op->type == FERRY_MSG_DHT_GET && op->asked == 0)
+				dht_op_retry_get(d, op, &a->responder);
+			return;
+		}
+		r.block = a->block;
+		r.block_len = a->block_len;
+		break;
+	default: /* NODES */
+		if (op->type != FERRY_MSG_DHT_FIND) {
+			(*d->c.unsolicited)++;
+			return;
+		}
+		while (r.n_nodes < DHTMSG_FIND_MAX &&
+		    dhtmsg_nodes_next(a, &off, &n) == 1) {
+			nodes[r.n_nodes].id = n.id;
+			nodes[r.n_nodes].helo = n.helo;
+			nodes[r.n_nodes++].helo_len = n.helo_len;
+		}
+		r.nodes = nodes;
+		break;
+	}
+	dht_op_finish(d, op, &r);
+}
+
+void
+dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
+    const void *body, size_t len)
+{
+	struct dhtmsg_ans a;
+	struct dht_op *op;
+
+	if (dhtmsg_ans_decode(type, body, len, &a) < 0) {
+		(*d->c.malformed)++;
+		return;
+	}
+	if (!dhtkey_equal(&a.requester, &d->self)) {
+		dht_answer_pass_back(d, &a);
+		return;
+	}
+	op = dht_op_find(d, a.req_id);
+	if (op == NULL || !dhtkey_equal(&op->key, &a.key)) {
+		(*d->c.unsolicited)++;
+		return;
+	}
+	(void)from;
+	if (d->starting) {
+		/* Our own answer to a request still being started: kept for
+		 * dht_tick, so that no callback runs inside dht_put(). */
+		if (buf_size(&op->later) == 0 &&
+		    buf_append(&op->later, body, len) == 0)
+			op->later_type = type;
+		return;
+	}
+	dht_answer_ours(d, op, &a);
+}
+
+void
+dht_answer_later(struct dht *d, struct dht_op *op)
+{
+	struct dhtmsg_ans a;
+
+	if (dhtmsg_ans_decode(op->later_type, buf_head(&op->later),
+	        buf_size(&op->later), &a) == 0)
+		dht_answer_ours(d, op, &a);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * State shared by the DHT's .c files (and its unit tests): the layer
+ * object, our own requests in flight, the counters. Layers above see
+ * dht.h only.
+ */
+#ifndef FERRY_DHT_DHT_INT_H
+#define FERRY_DHT_DHT_INT_H
+
+#include <sys/queue.h>
+
+#include "dht/dht.h"
+#include "dht/pathcache.h"
+#include "dht/rtable.h"
+#include "lib/buf.h"
+
+struct map;
+
+/* The "dht.*" counters; each points at the env's counter. */
+struct dht_counters {
+	uint64_t *requests_in;  /* requests taken from peers */
+	uint64_t *forwarded;    /* passed on toward their key */
+	uint64_t *duplicates;   /* seen before: dropped (loops too) */
+	uint64_t *malformed;    /* bodies that did not decode */
+	uint64_t *no_route;     /* no hop closer, or none left */
+	uint64_t *not_found;    /* GETs that ended here without the block */
+	uint64_t *refused;      /* PUTs with a bad signature or hash */
+	uint64_t *stored;       /* blocks stored for others, durable */
+	uint64_t *store_failed; /* the store said no */
+	uint64_t *served;       /* GETs answered with a block */
+	uint64_t *answers_direct;  /* answers sent straight to requesters */
+	uint64_t *answers_routed;  /* answers sent back along the path */
+	uint64_t *routed_back;     /* others' answers passed back */
+	uint64_t *answers_lost;    /* answers with no way on */
+	uint64_t *receipts_in;     /* valid receipts for our PUTs */
+	uint64_t *receipts_bad;    /* forged or for something else */
+	uint64_t *blocks_bad;      /* blocks that did not hash to their key */
+	uint64_t *unsolicited;     /* answers to no request of ours */
+	uint64_t *timeouts;        /* our requests that timed out */
+	uint64_t *requests_out;    /* requests we started */
+};
+
+/* One request of ours. */
+struct dht_op {
+	TAILQ_ENTRY(dht_op) link; /* d->ops */
+	uint64_t req_id;          /* key in d->op_by_id */
+	uint16_t type;            /* FERRY_MSG_DHT_PUT, _GET or _FIND */
+	struct dhtkey key;
+	uint64_t deadline_us;
+	dht_done_fn *done;
+	void *cls;
+	unsigned hops;            /* most seen in answers */
+	/* PUT */
+	unsigned replication;
+	uint8_t put_hash[DHTMSG_HASH_LEN];
+	unsigned n_receipts;
+	unsigned n_fails;         /* FAIL answers from would-be storers, or
+				   * from the peers a GET asked again */
+	unsigned asked;           /* GET: peers asked directly after a
+				   * wrong block (0: not retried yet) */
+	struct dhtmsg_receipt receipts[DHTMSG_REPL_MAX];
+	struct dhtkey storers[DHTMSG_REPL_MAX];
+	/* An answer that came while the request was being started, kept
+	 * for dht_tick (callbacks never run inside dht_put and friends). */
+	uint16_t later_type;
+	struct buf later;
+};
+
+struct dht {
+	struct dht_env env;
+	struct dht_cfg cfg;
+	struct dhtkey self;
+	struct rtable *rt;
+	struct pathcache *paths;
+	TAILQ_HEAD(, dht_op) ops;
+	struct map *op_by_id; /* req_id -> op */
+	bool starting;        /* inside dht_put/get/find */
+	bool looked_up_self;  /* the first self-lookup was sent */
+	struct dht_counters c;
+};
+
+/* dht.c */
+/* The linked peer closest to key and closer than this node, other than
+ * not (may be NULL): 0 with *ret, or -ENOENT. */
+int dht_next_hop(struct dht *d, const struct dhtkey *key,
+    const struct dhtkey *not, struct dhtkey *ret);
+/* Up to n linked peers closest to key, and this node, closest first,
+ * into ret; how many. */
+size_t dht_closest_with_self(struct dht *d, const struct dhtkey *key,
+    size_t n, struct dhtkey *ret);
+uint64_t dht_now(const struct dht *d);
+
+/* dht_route.c */
+/* A request, from a peer or (from NULL) from us; body is its encoding. */
+void dht_route_request(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req);
+
+/* dht_answer.c */
+/* Sends an answer toward a->requester: to ourselves, directly if linked,
+ * else back to prev (the hop its request came from; NULL: none) with the
+ * requester's helo used to ask for a link for the next time. */
+void dht_answer_send(struct dht *d, struct dhtmsg_ans *a,
+    const struct dhtkey *prev, const uint8_t *helo, size_t helo_len);
+/* An answer from a peer (from) or from ourselves (from NULL). */
+void dht_answer_receive(struct dht *d, const struct dhtkey *from,
+    uint16_t type, const void *body, size_t len);
+/* Delivers the answer kept in op->later (see dht_answer_receive). */
+void dht_answer_later(struct dht *d, struct dht_op *op);
+/* Starts an answer to req from this node, with the fixed fields set. */
+void dht_answer_init(const struct dht *d, const struct dhtmsg_req *req,
+    uint16_t type, struct dhtmsg_ans *ret);
+
+/* dht_ops.c */
+struct dht_op *dht_op_find(struct dht *d, uint64_t req_id);
+/* Ends op with r (its status and fields); frees op. */
+void dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r);
+/* A GET of ours got a wrong block from bad: asks the peers closest to
+ * its key, each directly, under a new request id. */
+void dht_op_retry_get(struct dht *d, struct dht_op *op,
+    const struct dhtkey *bad);
+/* Times out our requests past their deadline. */
+void dht_ops_tick(struct dht *d);
+/* Ends every request with -ECANCELED. */
+void dht_ops_cancel_all(struct dht *d);
+/* A FIND of our own for key, whose answer only fills the table. */
+void dht_ops_lookup(struct dht *d, const struct dhtkey *key);
+
+#endif /* FERRY_DHT_DHT_INT_H */

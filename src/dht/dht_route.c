@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Requests, dht layer: each hop passes a request to the linked peer
+ * closest to its key, if one is closer than itself (seed 002, section
+ * 2: recursive routing); the peer with none closer is where the request
+ * ends. A GET ends earlier, at the first peer that holds the block. A
+ * PUT ends at the closest peer, which stores it if it is among the
+ * `replication` closest it knows and sends it, marked REPLICA, to the
+ * others. Every request ends in an answer to the requester: a block,
+ * receipts, peers, or a FAIL that says why, never silence.
+ */
+#include "dht/dht_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/identity.h"
+
+/* A store operation under way for a peer's request: what the answer
+ * needs once the store calls back. */
+struct dht_pending {
+	struct dht *d;
+	struct dhtmsg_req req; /* helo and block point into buf */
+	struct dhtkey prev;    /* hop it came from */
+	bool has_prev;
+	uint8_t put_hash[DHTMSG_HASH_LEN];
+	uint8_t *buf;          /* owned copy of the helo */
+};
+
+static struct dht_pending *
+dht_pending_new(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *prev)
+{
+	struct dht_pending *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->d = d;
+	p->req = *req;
+	p->has_prev = prev != NULL;
+	if (prev != NULL)
+		p->prev = *prev;
+	p->req.put.block = NULL;
+	p->req.put.block_len = 0;
+	p->req.helo = NULL;
+	p->req.helo_len = 0;
+	if (req->helo_len > 0) {
+		p->buf = malloc(req->helo_len);
+		if (p->buf == NULL) {
+			free(p);
+			return NULL;
+		}
+		memcpy(p->buf, req->helo, req->helo_len);
+		p->req.helo = p->buf;
+		p->req.helo_len = req->helo_len;
+	}
+	return p;
+}
+
+static void
+dht_pending_free(struct dht_pending *p)
+{
+	free(p->buf);
+	free(p);
+}
+
+static void
+dht_fail(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *prev, uint16_t code)
+{
+	struct dhtmsg_ans a;
+
+	dht_answer_init(d, req, FERRY_MSG_DHT_FAIL, &a);
+	a.code = code;
+	dht_answer_send(d, &a, prev, req->helo, req->helo_len);
+}
+
+/* Passes req on to the next hop. 0, or -ENOENT if there is none. */
+static int
+dht_forward(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	struct dhtmsg_req fw = *req;
+	struct dhtkey next;
+	struct buf out;
+	int r;
+
+	if (dht_next_hop(d, &req->key, from, &next) < 0)
+		return -ENOENT;
+	if (req->hops_left == 0) {
+		(*d->c.no_route)++;
+		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
+		return 0;
+	}
+	fw.hops_left--;
+	if (fw.hops < DHTMSG_HOPS_MAX)
+		fw.hops++;
+	buf_init(&out);
+	r = dhtmsg_req_encode(&fw, &out);
+	if (r == 0)
+		r = d->env.send(d->env.cls, &next, fw.type, buf_head(&out),
+		    buf_size(&out));
+	buf_done(&out);
+	if (r < 0) {
+		/* A full queue or a link just gone: the requester hears of
+		 * it now rather than at its timeout. */
+		(*d->c.no_route)++;
+		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
+		return 0;
+	}
+	(*d->c.forwarded)++;
+	return 0;
+}
+
+static void
+dht_got_block(void *arg, int status, const void *data, size_t len,
+    uint64_t expiry)
+{
+	struct dht_pending *p = arg;
+	struct dht *d = p->d;
+	const struct dhtkey *prev = p->has_prev ? &p->prev : NULL;
+	struct dhtmsg_ans a;
+
+	(void)expiry;
+	if (status < 0 || len == 0 || len > DHTMSG_BLOCK_MAX) {
+		/* Gone (expired, evicted) between has() and get(). */
+		(*d->c.not_found)++;
+		dht_fail(d, &p->req, prev, DHTMSG_NOT_FOUND);
+	} else {
+		(*d->c.served)++;
+		dht_answer_init(d, &p->req, FERRY_MSG_DHT_BLOCK, &a);
+		a.block = data;
+		a.block_len = len;
+		dht_answer_send(d, &a, prev, p->req.helo, p->req.helo_len);
+	}
+	dht_pending_free(p);
+}
+
+static void
+dht_route_get(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	struct dht_pending *p;
+
+	if (d->env.store_has(d->env.cls, &req->key)) {
+		p = dht_pending_new(d, req, from);
+		if (p != NULL &&
+		    d->env.store_get(d->env.cls, &req->key, dht_got_block, p) ==
+		        0)
+			return;
+		if (p != NULL)
+			dht_pending_free(p);
+	}
+	if (dht_forward(d, req, from) == 0)
+		return;
+	(*d->c.not_found)++;
+	dht_fail(d, req, from, DHTMSG_NOT_FOUND);
+}
+
+static void
+dht_route_find(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	struct dhtkey ids[DHTMSG_FIND_MAX];
+	uint8_t helo[DHTMSG_HELO_MAX];
+	struct dhtmsg_ans a;
+	struct buf nodes;
+	size_t n, len;
+
+	if (dht_forward(d, req, from) == 0)
+		return;
+	n = dht_closest_with_self(d, &req->key, req->want, ids);
+	buf_init(&nodes);
+	for (size_t i = 0; i < n; i++) {
+		len = dhtkey_equal(&ids[i], &d->self)
+		    ? d->env.own_helo(d->env.cls, helo, sizeof(helo))
+		    : d->env.peer_helo(d->env.cls, &ids[i], helo, sizeof(helo));
+		if (dhtmsg_nodes_put(&nodes, &ids[i], helo, len) < 0)
+			break;
+	}
+	dht_answer_init(d, req, FERRY_MSG_DHT_NODES, &a);
+	a.nodes = buf_head(&nodes);
+	a.nodes_len = buf_size(&nodes);
+	a.count = (uint16_t)n;
+	dht_answer_send(d, &a, from, req->helo, req->helo_len);
+	buf_done(&nodes);
+}
+
+static void
+dht_stored(void *arg, int status)
+{
+	struct dht_pending *p = arg;
+	struct dht *d = p->d;
+	const struct dhtkey *prev = p->has_prev ? &p->prev : NULL;
+	struct dhtmsg_ans a;
+
+	if (status < 0) {
+		(*d->c.store_failed)++;
+		dht_fail(d, &p->req, prev,
+		    status == -ENOSPC ? DHTMSG_QUOTA : DHTMSG_REFUSED);
+	} else {
+		/* Durable now: only now may a receipt promise it. */
+		(*d->c.stored)++;
+		dht_answer_init(d, &p->req, FERRY_MSG_DHT_RECEIPT, &a);
+		dhtmsg_receipt_sign(d->env.ident, &p->req.key, p->put_hash,
+		    p->req.put.expiry, &a.receipt);
+		dht_answer_send(d, &a, prev, p->req.helo, p->req.helo_len);
+	}
+	dht_pending_free(p);
+}
+
+/* Stores a checked PUT here and answers with a receipt once durable. */
+static void
+dht_store(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	struct dht_pending *p = dht_pending_new(d, req, from);
+
+	if (p == NULL) {
+		(*d->c.store_failed)++;
+		dht_fail(d, req, from, DHTMSG_QUOTA);
+		return;
+	}
+	dhtmsg_put_hash(&req->key, &req->put, p->put_hash);
+	if (d->env.store_put(d->env.cls, &req->key, req->put.block,
+	        req->put.block_len, req->put.expiry, dht_stored, p) < 0) {
+		dht_pending_free(p);
+		(*d->c.store_failed)++;
+		dht_fail(d, req, from, DHTMSG_QUOTA);
+	}
+}
+
+/* The PUT ends here: the replication closest peers we know, ourselves
+ * included, are the ones to hold it. */
+static void
+dht_place(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	struct dhtkey ids[DHTMSG_REPL_MAX];
+	struct dhtmsg_req rep = *req;
+	struct buf out;
+	size_t n = dht_closest_with_self(d, &req->key, req->put.replication,
+	    ids);
+
+	rep.flags = DHTMSG_F_REPLICA;
+	rep.hops_left = 0;
+	buf_init(&out);
+	for (size_t i = 0; i < n; i++) {
+		if (dhtkey_equal(&ids[i], &d->self)) {
+			dht_store(d, req, from);
+			continue;
+		}
+		buf_reset(&out);
+		if (dhtmsg_req_encode(&rep, &out) < 0 ||
+		    d->env.send(d->env.cls, &ids[i], rep.type, buf_head(&out),
+		        buf_size(&out)) < 0)
+			(*d->c.no_route)++; /* the requester's count shows it */
+		else
+			(*d->c.forwarded)++;
+	}
+	buf_done(&out);
+}
+
+static void
+dht_route_put(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	bool replica = (req->flags & DHTMSG_F_REPLICA) != 0;
+
+	if (req->put.block_len > d->cfg.max_block ||
+	    req->put.expiry <= d->env.wall_s(d->env.cls)) {
+		(*d->c.refused)++;
+		dht_fail(d, req, from, DHTMSG_REFUSED);
+		return;
+	}
+	if (!replica && dht_forward(d, req, from) == 0)
+		return;
+	/* Checked where it is stored, not at every hop: a relay passes a
+	 * forgery on, and the storing peer refuses it. */
+	if (dhtmsg_put_verify(&req->key, &req->put) < 0) {
+		(*d->c.refused)++;
+		dht_fail(d, req, from, DHTMSG_REFUSED);
+		return;
+	}
+	if (replica)
+		dht_store(d, req, from);
+	else
+		dht_place(d, req, from);
+}
+
+void
+dht_route_request(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req)
+{
+	bool replica = req->type == FERRY_MSG_DHT_PUT &&
+	    (req->flags & DHTMSG_F_REPLICA) != 0;
+
+	/* A replica goes nowhere further, and its requester's path runs
+	 * through the peer that sent it (which saw the PUT itself). */
+	if (!replica && pathcache_add(d->paths, &req->requester, req->req_id,
+	                    from, dht_now(d)) == -EEXIST) {
+		(*d->c.duplicates)++;
+		return;
+	}
+	switch (req->type) {
+	case FERRY_MSG_DHT_GET:
+		dht_route_get(d, req, from);
+		break;
+	case FERRY_MSG_DHT_FIND:
+		dht_route_find(d, req, from);
+		break;
+	default:
+		dht_route_put(d, req, from);
+		break;
+	}
+}

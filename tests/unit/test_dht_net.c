@@ -1,0 +1,727 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The DHT's routing (src/dht/dht*.c) on a network of nodes in one
+ * process: each node is a real struct dht with a real routing table,
+ * path cache, wire encoding and signatures; only what is below the DHT,
+ * links, message delivery, the clock and the block store, is this
+ * test's, through struct dht_env (as a simulator's will be). Messages
+ * are delivered in order from one queue, store calls complete from it
+ * too, and time is virtual. Checked: nodes that know one peer build
+ * tables from which FIND returns the true closest; a PUT reaches exactly
+ * the REPLICATION closest nodes with that many valid receipts; every
+ * node GETs it; an absent key and a lost holder end well; answers find
+ * their way back along the path when no direct link can be made; forged
+ * receipts, duplicates and malformed bodies are counted and dropped.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <sodium.h>
+
+#include "core/identity.h"
+#include "dht/dht.h"
+#include "dht/dht_int.h"
+#include "lib/stats.h"
+#include "unit.h"
+
+#define N_MAX     64
+#define STORE_MAX 64
+#define TICK_US   100000u
+
+struct node;
+
+struct block {
+	struct dhtkey key;
+	uint8_t *data;
+	size_t len;
+};
+
+struct node {
+	int idx;
+	bool alive;
+	struct identity *ident;
+	struct dhtkey id;
+	struct dht *dht;
+	struct stats *stats;
+	struct block store[STORE_MAX];
+	size_t n_store;
+	bool corrupt; /* serves blocks with a byte flipped */
+};
+
+/* One queued event: a message, a link coming up, or a store callback. */
+enum ev_kind { EV_MSG, EV_UP, EV_STORED, EV_GOT };
+
+struct ev {
+	enum ev_kind kind;
+	int from, to;
+	uint16_t type;
+	uint8_t *body;
+	size_t len;
+	dht_store_done_fn *done;
+	dht_store_got_fn *got;
+	void *arg;
+	int status;
+};
+
+static struct node nodes[N_MAX];
+static int n_nodes;
+static bool linkm[N_MAX][N_MAX];
+static bool links_frozen; /* link() makes no new links */
+static struct ev *queue;
+static size_t q_head, q_len, q_cap;
+static uint64_t now_us = 1000000;
+static uint64_t last_tick_us;
+
+static void
+push(struct ev e)
+{
+	if (q_len == q_cap) {
+		struct ev *nq;
+
+		q_cap = q_cap ? q_cap * 2 : 1024;
+		nq = malloc(q_cap * sizeof(*nq));
+		ck_assert_ptr_nonnull(nq);
+		for (size_t i = 0; i < q_len; i++)
+			nq[i] = queue[(q_head + i) % (q_cap / 2 ? q_cap / 2 : 1)];
+		free(queue);
+		queue = nq;
+		q_head = 0;
+	}
+	queue[(q_head + q_len) % q_cap] = e;
+	q_len++;
+}
+
+static int
+node_of(const struct dhtkey *k)
+{
+	for (int i = 0; i < n_nodes; i++)
+		if (dhtkey_equal(&nodes[i].id, k))
+			return i;
+	return -1;
+}
+
+static int
+env_send(void *cls, const struct dhtkey *peer, uint16_t type,
+    const void *body, size_t len)
+{
+	struct node *n = cls;
+	int to = node_of(peer);
+	struct ev e = { .kind = EV_MSG, .from = n->idx, .to = to,
+		.type = type, .len = len };
+
+	if (to < 0 || !linkm[n->idx][to])
+		return -ENOTCONN;
+	e.body = malloc(len ? len : 1);
+	ck_assert_ptr_nonnull(e.body);
+	memcpy(e.body, body, len);
+	push(e);
+	return 0;
+}
+
+static bool
+env_linked(void *cls, const struct dhtkey *peer)
+{
+	struct node *n = cls;
+	int to = node_of(peer);
+
+	return to >= 0 && linkm[n->idx][to];
+}
+
+static void
+make_link(int a, int b)
+{
+	if (a == b || linkm[a][b] || !nodes[a].alive || !nodes[b].alive)
+		return;
+	linkm[a][b] = linkm[b][a] = true;
+	push((struct ev){ .kind = EV_UP, .from = a, .to = b });
+	push((struct ev){ .kind = EV_UP, .from = b, .to = a });
+}
+
+/* A HELO here is the node's index, in 2 bytes: the test's own address
+ * format, which only this env reads. */
+static int
+env_link(void *cls, const struct dhtkey *peer, const void *helo,
+    size_t helo_len)
+{
+	struct node *n = cls;
+	const uint8_t *h = helo;
+	int to = node_of(peer);
+
+	if (links_frozen)
+		return -EPERM;
+	if (to < 0 || helo_len != 2 || (h[0] << 8 | h[1]) != to)
+		return -ENOENT;
+	make_link(n->idx, to);
+	return 0;
+}
+
+static size_t
+helo_of(int idx, uint8_t *buf, size_t size)
+{
+	if (size < 2)
+		return 0;
+	buf[0] = (uint8_t)(idx >> 8);
+	buf[1] = (uint8_t)idx;
+	return 2;
+}
+
+static size_t
+env_own_helo(void *cls, uint8_t *buf, size_t size)
+{
+	return helo_of(((struct node *)cls)->idx, buf, size);
+}
+
+static size_t
+env_peer_helo(void *cls, const struct dhtkey *peer, uint8_t *buf, size_t size)
+{
+	(void)cls;
+	return node_of(peer) < 0 ? 0 : helo_of(node_of(peer), buf, size);
+}
+
+static uint64_t
+env_now(void *cls)
+{
+	(void)cls;
+	return now_us;
+}
+
+static uint64_t
+env_wall(void *cls)
+{
+	(void)cls;
+	return 1700000000 + now_us / 1000000;
+}
+
+static struct block *
+store_find(struct node *n, const struct dhtkey *key)
+{
+	for (size_t i = 0; i < n->n_store; i++)
+		if (dhtkey_equal(&n->store[i].key, key))
+			return &n->store[i];
+	return NULL;
+}
+
+static bool
+env_has(void *cls, const struct dhtkey *key)
+{
+	return store_find(cls, key) != NULL;
+}
+
+static int
+env_put(void *cls, const struct dhtkey *key, const void *data, size_t len,
+    uint64_t expiry, dht_store_done_fn *done, void *arg)
+{
+	struct node *n = cls;
+	struct block *b = store_find(n, key);
+
+	(void)expiry;
+	if (b == NULL) {
+		ck_assert_uint_lt(n->n_store, STORE_MAX);
+		b = &n->store[n->n_store++];
+		b->key = *key;
+		b->data = malloc(len);
+		ck_assert_ptr_nonnull(b->data);
+		memcpy(b->data, data, len);
+		b->len = len;
+	}
+	push((struct ev){ .kind = EV_STORED, .to = n->idx, .done = done,
+	    .arg = arg });
+	return 0;
+}
+
+static int
+env_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
+    void *arg)
+{
+	struct node *n = cls;
+
+	push((struct ev){ .kind = EV_GOT, .to = n->idx, .got = got,
+	    .arg = arg, .body = (uint8_t *)store_find(n, key) });
+	return 0;
+}
+
+static uint64_t *
+env_stat(void *cls, const char *name)
+{
+	return stats_counter2(((struct node *)cls)->stats, "dht", name);
+}
+
+static uint64_t
+stat(int i, const char *name)
+{
+	char full[64];
+
+	(void)snprintf(full, sizeof(full), "dht.%s", name);
+	return stats_get(nodes[i].stats, full);
+}
+
+static void
+node_start(int i)
+{
+	struct node *n = &nodes[i];
+	struct dht_env env = {
+		.cls = n, .send = env_send, .linked = env_linked,
+		.link = env_link, .own_helo = env_own_helo,
+		.peer_helo = env_peer_helo, .now_us = env_now,
+		.wall_s = env_wall, .store_has = env_has,
+		.store_put = env_put, .store_get = env_get, .stat = env_stat,
+	};
+	struct dht_cfg cfg;
+	uint8_t seed[32];
+
+	memset(n, 0, sizeof(*n));
+	n->idx = i;
+	n->alive = true;
+	memset(seed, 0, sizeof(seed));
+	seed[0] = (uint8_t)i;
+	seed[1] = 0x77;
+	ck_assert_int_eq(identity_from_seed(seed, &n->ident), 0);
+	dhtkey_from_peer(&n->ident->id, &n->id);
+	n->stats = stats_new();
+	ck_assert_ptr_nonnull(n->stats);
+	env.ident = n->ident;
+	dht_cfg_default(&cfg);
+	cfg.refresh_us = 2u * 1000 * 1000;
+	ck_assert_int_eq(dht_new(&env, &cfg, &n->dht), 0);
+}
+
+/* Delivers one event. */
+static void
+deliver(struct ev *e)
+{
+	struct node *to = &nodes[e->to];
+	struct block *b = (struct block *)e->body;
+	uint8_t copy[8192];
+
+	switch (e->kind) {
+	case EV_MSG:
+		if (to->alive && linkm[e->from][e->to])
+			dht_receive(to->dht, &nodes[e->from].id, e->type,
+			    e->body, e->len);
+		free(e->body);
+		break;
+	case EV_UP:
+		if (nodes[e->from].alive && linkm[e->from][e->to])
+			dht_peer_up(nodes[e->from].dht, &nodes[e->to].id, 0);
+		break;
+	case EV_STORED:
+		if (to->alive)
+			e->done(e->arg, 0);
+		break;
+	default: /* EV_GOT */
+		if (!to->alive)
+			break;
+		if (b == NULL) {
+			e->got(e->arg, -ENOENT, NULL, 0, 0);
+			break;
+		}
+		ck_assert_uint_le(b->len, sizeof(copy));
+		memcpy(copy, b->data, b->len);
+		if (to->corrupt)
+			copy[0] ^= 1;
+		e->got(e->arg, 0, copy, b->len, 0);
+		break;
+	}
+}
+
+/* Runs the network for ms of virtual time, each event taking 50 µs. */
+static void
+run_ms(uint64_t ms)
+{
+	uint64_t end = now_us + ms * 1000;
+
+	while (now_us < end) {
+		if (q_len > 0) {
+			struct ev e = queue[q_head];
+
+			q_head = (q_head + 1) % q_cap;
+			q_len--;
+			deliver(&e);
+			now_us += 50;
+		} else {
+			now_us += 1000;
+		}
+		if (now_us - last_tick_us >= TICK_US) {
+			last_tick_us = now_us;
+			for (int i = 0; i < n_nodes; i++)
+				if (nodes[i].alive)
+					dht_tick(nodes[i].dht);
+		}
+	}
+}
+
+static void
+net_start(int n)
+{
+	n_nodes = n;
+	memset(linkm, 0, sizeof(linkm));
+	links_frozen = false;
+	for (int i = 0; i < n; i++)
+		node_start(i);
+}
+
+/* Everyone knows node 0 only; a minute of refreshes later the tables are
+ * built. */
+static void
+net_join(void)
+{
+	for (int i = 1; i < n_nodes; i++)
+		make_link(i, 0);
+	run_ms(60000);
+}
+
+static void
+net_free(void)
+{
+	for (int i = 0; i < n_nodes; i++) {
+		dht_free(nodes[i].dht);
+		identity_free(nodes[i].ident);
+		stats_free(nodes[i].stats);
+		for (size_t j = 0; j < nodes[i].n_store; j++)
+			free(nodes[i].store[j].data);
+	}
+	while (q_len > 0) {
+		if (queue[q_head].kind == EV_MSG)
+			free(queue[q_head].body);
+		q_head = (q_head + 1) % q_cap;
+		q_len--;
+	}
+	free(queue);
+	queue = NULL;
+	q_cap = q_head = 0;
+	n_nodes = 0;
+}
+
+/* What a request's callback saw. */
+struct outcome {
+	bool done;
+	int status;
+	unsigned hops, receipts;
+	uint8_t block[4096];
+	size_t block_len;
+	struct dhtkey nodes[DHTMSG_FIND_MAX];
+	size_t n_nodes;
+	struct dhtkey storers[DHTMSG_REPL_MAX];
+};
+
+static void
+on_done(void *cls, const struct dht_result *r)
+{
+	struct outcome *o = cls;
+
+	ck_assert(!o->done);
+	o->done = true;
+	o->status = r->status;
+	o->hops = r->hops;
+	o->receipts = r->receipts;
+	for (unsigned i = 0; i < r->receipts; i++)
+		o->storers[i] = r->storer[i];
+	if (r->block_len > 0) {
+		ck_assert_uint_le(r->block_len, sizeof(o->block));
+		memcpy(o->block, r->block, r->block_len);
+		o->block_len = r->block_len;
+	}
+	for (size_t i = 0; i < r->n_nodes; i++)
+		o->nodes[i] = r->nodes[i].id;
+	o->n_nodes = r->n_nodes;
+}
+
+/* Waits (virtually) for o, at most 15 s. */
+static void
+wait_for(struct outcome *o)
+{
+	for (int i = 0; i < 150 && !o->done; i++)
+		run_ms(100);
+	ck_assert_msg(o->done, "no outcome in 15 s");
+}
+
+static struct dhtkey sort_key;
+
+static int
+by_dist(const void *a, const void *b)
+{
+	return dhtkey_closer(&sort_key, a, b);
+}
+
+/* The n live node ids closest to key, by brute force. */
+static void
+true_closest(const struct dhtkey *key, struct dhtkey *out, int n)
+{
+	struct dhtkey all[N_MAX];
+	int m = 0;
+
+	for (int i = 0; i < n_nodes; i++)
+		if (nodes[i].alive)
+			all[m++] = nodes[i].id;
+	sort_key = *key;
+	qsort(all, (size_t)m, sizeof(all[0]), by_dist);
+	memcpy(out, all, (size_t)(n < m ? n : m) * sizeof(*out));
+}
+
+START_TEST(test_find_true_closest)
+{
+	struct dhtkey key, want[8];
+	struct outcome o;
+
+	net_start(32);
+	net_join();
+	for (int round = 0; round < 20; round++) {
+		int from = round % n_nodes;
+
+		randombytes_buf(key.b, sizeof(key.b));
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_find(nodes[from].dht, &key, 8, on_done, &o),
+		    0);
+		wait_for(&o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.n_nodes, 8);
+		true_closest(&key, want, 8);
+		for (int i = 0; i < 8; i++)
+			ck_assert_msg(dhtkey_equal(&o.nodes[i], &want[i]),
+			    "round %d: FIND from %d, place %d is not the true "
+			    "closest",
+			    round, from, i);
+	}
+	net_free();
+}
+END_TEST
+
+static void
+put_block(int from, const uint8_t *data, size_t len, unsigned replication,
+    struct dhtkey *key, struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	ck_assert_int_eq(dht_put(nodes[from].dht, data, len, 1800000000,
+	                     replication, on_done, o, key),
+	    0);
+	ck_assert(!o->done); /* never from inside the call */
+	wait_for(o);
+}
+
+START_TEST(test_put_get_everywhere)
+{
+	uint8_t data[3000];
+	struct dhtkey key, want[3];
+	struct outcome o;
+	int holders = 0;
+
+	net_start(24);
+	net_join();
+	randombytes_buf(data, sizeof(data));
+	put_block(5, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	/* Exactly the three closest hold it, and signed for it. */
+	true_closest(&key, want, 3);
+	for (int i = 0; i < n_nodes; i++) {
+		bool has = store_find(&nodes[i], &key) != NULL;
+		bool should = false;
+
+		for (int j = 0; j < 3; j++)
+			should = should || dhtkey_equal(&want[j], &nodes[i].id);
+		ck_assert_msg(has == should, "node %d holds %d, should %d", i,
+		    has, should);
+		holders += has;
+	}
+	ck_assert_int_eq(holders, 3);
+	for (int i = 0; i < n_nodes; i++) {
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		wait_for(&o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.block_len, sizeof(data));
+		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+		ck_assert_uint_le(o.hops, 6);
+	}
+	net_free();
+}
+END_TEST
+
+START_TEST(test_absent_and_lost_holder)
+{
+	uint8_t data[100];
+	struct dhtkey key, absent, want[3];
+	struct outcome o;
+	uint64_t t0;
+
+	net_start(16);
+	net_join();
+	randombytes_buf(absent.b, sizeof(absent.b));
+	memset(&o, 0, sizeof(o));
+	t0 = now_us;
+	ck_assert_int_eq(dht_get(nodes[3].dht, &absent, on_done, &o), 0);
+	wait_for(&o);
+	ck_assert_int_eq(o.status, -ENOENT);
+	/* Ended by an answer, not by the 10 s timeout. */
+	ck_assert_uint_lt(now_us - t0, 1000000);
+	randombytes_buf(data, sizeof(data));
+	put_block(2, data, sizeof(data), 0, &key, &o);
+	ck_assert_uint_eq(o.receipts, 3);
+	/* The closest holder goes away; the others still serve. */
+	true_closest(&key, want, 1);
+	nodes[node_of(&want[0])].alive = false;
+	for (int i = 0; i < n_nodes; i++) {
+		linkm[i][node_of(&want[0])] = false;
+		linkm[node_of(&want[0])][i] = false;
+	}
+	for (int i = 0; i < n_nodes; i++) {
+		if (!nodes[i].alive)
+			continue;
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		wait_for(&o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+	}
+	net_free();
+}
+END_TEST
+
+/* A star: every node is linked to node 0 only, and no node may link to
+ * anyone new, so answers must travel back through node 0. */
+START_TEST(test_answers_routed_back)
+{
+	uint8_t data[200];
+	struct dhtkey key;
+	struct outcome o;
+	uint64_t routed = 0, back = 0;
+
+	net_start(8);
+	for (int i = 1; i < n_nodes; i++)
+		make_link(i, 0);
+	links_frozen = true;
+	run_ms(5000);
+	randombytes_buf(data, sizeof(data));
+	for (int from = 1; from < n_nodes; from++) {
+		data[0] = (uint8_t)from;
+		/* Node 0 and where the PUT ends are all it can reach. */
+		put_block(from, data, sizeof(data), 2, &key, &o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.receipts, 2);
+		/* A GET from a leaf farther from the key than node 0 goes
+		 * through node 0 (a closer leaf would end it at itself). */
+		for (int g = 1; g < n_nodes; g++) {
+			if (store_find(&nodes[g], &key) != NULL ||
+			    dhtkey_closer(&key, &nodes[0].id, &nodes[g].id) > 0)
+				continue;
+			memset(&o, 0, sizeof(o));
+			ck_assert_int_eq(dht_get(nodes[g].dht, &key, on_done,
+			                     &o),
+			    0);
+			wait_for(&o);
+			ck_assert_int_eq(o.status, 0);
+			ck_assert_int_eq(memcmp(o.block, data, sizeof(data)),
+			    0);
+		}
+	}
+	for (int i = 0; i < n_nodes; i++) {
+		routed += stat(i, "answers_routed");
+		back += stat(i, "routed_back");
+	}
+	ck_assert_uint_gt(routed, 0);
+	ck_assert_uint_gt(back, 0);
+	ck_assert_uint_eq(stat(0, "answers_lost"), 0);
+	net_free();
+}
+END_TEST
+
+/* A holder that serves wrong bytes is caught by the requester, which
+ * gets the right block from another holder. A forged receipt, a
+ * receipt for nothing asked and a cut body are counted and dropped. */
+START_TEST(test_forgeries)
+{
+	uint8_t data[300], body[1024];
+	struct dhtkey key, want[1];
+	struct dhtmsg_ans a;
+	struct dhtmsg_req req;
+	struct outcome o;
+	struct buf out;
+	int holder, other;
+	uint64_t bad = 0, unsolicited;
+
+	net_start(16);
+	net_join();
+	randombytes_buf(data, sizeof(data));
+	put_block(1, data, sizeof(data), 0, &key, &o);
+	true_closest(&key, want, 1);
+	holder = node_of(&want[0]);
+	nodes[holder].corrupt = true;
+	/* From every node: the ones whose GET reaches the bad holder first
+	 * get its wrong bytes, refuse them and ask the others. */
+	for (int i = 0; i < n_nodes; i++) {
+		if (i == holder)
+			continue;
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		wait_for(&o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.block_len, sizeof(data));
+		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+		bad += stat(i, "blocks_bad");
+	}
+	ck_assert_uint_gt(bad, 0);
+	/* A receipt for a PUT nobody made, signed by one node and claiming
+	 * to be from another. */
+	other = (holder + 1) % n_nodes;
+	memset(&a, 0, sizeof(a));
+	a.type = FERRY_MSG_DHT_RECEIPT;
+	a.req_id = 42;
+	a.key = key;
+	a.requester = nodes[0].id;
+	a.responder = nodes[other].id;
+	dhtmsg_receipt_sign(nodes[holder].ident, &key, body, 1800000000,
+	    &a.receipt);
+	buf_init(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
+	unsolicited = stat(0, "unsolicited");
+	dht_receive(nodes[0].dht, &nodes[other].id, a.type, buf_head(&out),
+	    buf_size(&out));
+	ck_assert_uint_eq(stat(0, "unsolicited"), unsolicited + 1);
+	/* The same request twice (a loop, or a replay): dropped once
+	 * seen. */
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_GET;
+	req.req_id = 7;
+	req.key = key;
+	req.requester = nodes[0].id;
+	req.hops_left = 5;
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_req_encode(&req, &out), 0);
+	for (int i = 0; i < 2; i++)
+		dht_receive(nodes[other].dht, &nodes[0].id, req.type,
+		    buf_head(&out), buf_size(&out));
+	ck_assert_uint_eq(stat(other, "duplicates"), 1);
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
+	/* Cut short: malformed. */
+	dht_receive(nodes[0].dht, &nodes[other].id, FERRY_MSG_DHT_GET,
+	    buf_head(&out), 10);
+	ck_assert_uint_eq(stat(0, "malformed"), 1);
+	buf_done(&out);
+	net_free();
+}
+END_TEST
+
+static Suite *
+test_suite(void)
+{
+	Suite *s = suite_create("dht_net");
+	TCase *tc = tcase_create("net");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_find_true_closest);
+	tcase_add_test(tc, test_put_get_everywhere);
+	tcase_add_test(tc, test_absent_and_lost_holder);
+	tcase_add_test(tc, test_answers_routed_back);
+	tcase_add_test(tc, test_forgeries);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(test_suite());
+}
