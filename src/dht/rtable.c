@@ -318,7 +318,8 @@ rtable_set_helo(struct rtable *rt, const struct dhtkey *id,
 	copy = malloc(len > 0 ? len : 1);
 	if (copy == NULL)
 		return -ENOMEM;
-	memcpy(copy, helo, len);
+	if (len > 0)
+		memcpy(copy, helo, len);
 	free(e->helo);
 	e->helo = copy;
 	e->helo_len = len;

@@ -373,6 +373,25 @@ raw_ping(int fd, uint32_t req_id, uint32_t count, uint16_t payload,
 	raw_put(fd, f, sizeof(f));
 }
 
+/* A PING of 3 round trips of 1000 bytes with req_id ping_id and a
+ * STATUS request with status_id, in one write. */
+static void
+raw_ping_status(int fd, uint32_t ping_id, uint32_t status_id)
+{
+	uint8_t f[FERRY_C_PING_FIXED + 8];
+
+	wire_put_hdr(f, FERRY_C_PING_FIXED, FERRY_C_PING);
+	wire_put32(f + 4, ping_id);
+	memcpy(f + 8, a->id.bytes, FERRY_PEER_ID_LEN);
+	wire_put32(f + 40, 3);
+	wire_put16(f + 44, 1000);
+	wire_put16(f + 46, 0);
+	wire_put32(f + 48, 5000);
+	wire_put_hdr(f + FERRY_C_PING_FIXED, 8, FERRY_C_STATUS_REQ);
+	wire_put32(f + FERRY_C_PING_FIXED + 4, status_id);
+	raw_put(fd, f, sizeof(f));
+}
+
 static void
 raw_status_req(int fd, uint32_t req_id)
 {
@@ -462,8 +481,9 @@ START_TEST(test_ping_largest_and_overtaken)
 	    0);
 	ck_assert_int_eq(o.status, 0);
 	harness_output_free(&o);
-	raw_ping(fd, 31, 3, 1000, 0, 5000);
-	raw_status_req(fd, 32);
+	/* In one write, so that the daemon reads both at once: the STATUS
+	 * is answered at once, the PONG when its round trips are done. */
+	raw_ping_status(fd, 31, 32);
 	ck_assert_uint_eq(raw_next(fd, body, &id), FERRY_C_STATUS);
 	ck_assert_uint_eq(id, 32);
 	ck_assert_uint_eq(raw_next(fd, body, &id), FERRY_C_PONG);
