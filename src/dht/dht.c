@@ -110,7 +110,14 @@ dht_now(const struct dht *d)
 void
 dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net)
 {
+	uint8_t helo[RTABLE_HELO_MAX];
+	size_t len;
+
 	(void)rtable_seen(d->rt, peer, net, dht_now(d));
+	/* Kept with the entry, to hand on and to find it after a restart. */
+	len = d->env.peer_helo(d->env.cls, peer, helo, sizeof(helo));
+	if (len > 0)
+		(void)rtable_set_helo(d->rt, peer, helo, len);
 	/* The first neighbour is the way in: asking it for our own
 	 * neighbourhood fills the nearest buckets (Kademlia's join). */
 	if (!d->looked_up_self) {
@@ -216,4 +223,56 @@ const struct rtable *
 dht_rtable(const struct dht *d)
 {
 	return d->rt;
+}
+
+void
+dht_get_status(struct dht *d, struct dht_status *ret)
+{
+	struct rtable_stats rs;
+	struct dht_op *op;
+
+	memset(ret, 0, sizeof(*ret));
+	rtable_get_stats(d->rt, &rs);
+	ret->k = d->cfg.k;
+	ret->replication = d->cfg.replication;
+	ret->entries = rs.entries;
+	ret->cached = rs.cached;
+	ret->buckets = rs.buckets;
+	d->env.store_info(d->env.cls, &ret->blocks, &ret->bytes, &ret->quota);
+	TAILQ_FOREACH(op, &d->ops, link)
+		ret->requests++;
+}
+
+int
+dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
+{
+	if (!dht_cfg_valid(cfg))
+		return -EINVAL;
+	/* The table's k and bounds and the path cache were sized at
+	 * start. */
+	d->cfg.replication = cfg->replication;
+	d->cfg.timeout_us = cfg->timeout_us;
+	d->cfg.refresh_us = cfg->refresh_us;
+	d->cfg.hops_max = cfg->hops_max;
+	d->cfg.max_block = cfg->max_block;
+	return 0;
+}
+
+static void
+dht_relink(void *cls, const struct rtable_entry *e)
+{
+	struct dht *d = cls;
+
+	if (e->helo_len > 0)
+		(void)d->env.link(d->env.cls, &e->id, e->helo, e->helo_len);
+}
+
+int
+dht_load_table(struct dht *d, const void *data, size_t len)
+{
+	int r = rtable_decode(d->rt, data, len, dht_now(d));
+
+	if (r == 0)
+		rtable_foreach(d->rt, dht_relink, d);
+	return r;
 }

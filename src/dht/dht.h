@@ -28,7 +28,7 @@ struct dht;
 struct identity;
 
 typedef void dht_store_done_fn(void *arg, int status);
-typedef void dht_store_got_fn(void *arg, int status, const void *data,
+typedef void dht_store_got_fn(void *arg, int status, const uint8_t *data,
     size_t len, uint64_t expiry);
 
 /* What the DHT needs of the node below it. cls is the first argument of
@@ -65,6 +65,9 @@ struct dht_env {
 	    size_t len, uint64_t expiry, dht_store_done_fn *done, void *arg);
 	int (*store_get)(void *cls, const struct dhtkey *key,
 	    dht_store_got_fn *got, void *arg);
+	/* What the store holds: blocks, their bytes, and its quota. */
+	void (*store_info)(void *cls, uint64_t *ret_blocks,
+	    uint64_t *ret_bytes, uint64_t *ret_quota);
 	/* The counter "dht.<name>", never NULL (a sink if need be). */
 	uint64_t *(*stat)(void *cls, const char *name);
 };
@@ -146,5 +149,26 @@ int dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
 
 /* The routing table, for status and tests. */
 const struct rtable *dht_rtable(const struct dht *d);
+
+/* What `ferry dht status` shows. */
+struct dht_status {
+	unsigned k;
+	unsigned replication;
+	size_t entries;  /* peers in buckets */
+	size_t cached;   /* in replacement caches */
+	size_t buckets;  /* buckets in use */
+	uint64_t blocks; /* blocks stored here */
+	uint64_t bytes;
+	uint64_t quota;
+	size_t requests; /* our requests in flight */
+};
+void dht_get_status(struct dht *d, struct dht_status *ret);
+/* Replaces the bucket size, replication, timeout and refresh interval
+ * (the rest needs a restart). 0 or -EINVAL. */
+int dht_set_cfg(struct dht *d, const struct dht_cfg *cfg);
+/* Adds the entries of a saved table (rtable_encode's form) as known
+ * peers, and asks for links to those with HELOs. 0 or rtable_decode's
+ * errors. */
+int dht_load_table(struct dht *d, const void *data, size_t len);
 
 #endif /* FERRY_DHT_DHT_H */

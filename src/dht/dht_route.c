@@ -114,7 +114,7 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 }
 
 static void
-dht_got_block(void *arg, int status, const void *data, size_t len,
+dht_got_block(void *arg, int status, const uint8_t *data, size_t len,
     uint64_t expiry)
 {
 	struct dht_pending *p = arg;

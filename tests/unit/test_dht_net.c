@@ -242,6 +242,19 @@ env_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
 	return 0;
 }
 
+static void
+env_info(void *cls, uint64_t *ret_blocks, uint64_t *ret_bytes,
+    uint64_t *ret_quota)
+{
+	struct node *n = cls;
+
+	*ret_blocks = n->n_store;
+	*ret_bytes = 0;
+	for (size_t i = 0; i < n->n_store; i++)
+		*ret_bytes += n->store[i].len;
+	*ret_quota = (uint64_t)STORE_MAX * 8192;
+}
+
 static uint64_t *
 env_stat(void *cls, const char *name)
 {
@@ -266,7 +279,8 @@ node_start(int i)
 		.link = env_link, .own_helo = env_own_helo,
 		.peer_helo = env_peer_helo, .now_us = env_now,
 		.wall_s = env_wall, .store_has = env_has,
-		.store_put = env_put, .store_get = env_get, .stat = env_stat,
+		.store_put = env_put, .store_get = env_get,
+		.store_info = env_info, .stat = env_stat,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
@@ -504,6 +518,7 @@ START_TEST(test_put_get_everywhere)
 {
 	uint8_t data[3000];
 	struct dhtkey key, want[3];
+	struct dht_status st;
 	struct outcome o;
 	int holders = 0;
 
@@ -526,6 +541,14 @@ START_TEST(test_put_get_everywhere)
 		holders += has;
 	}
 	ck_assert_int_eq(holders, 3);
+	/* With k = 20 and 24 nodes every bucket has room: each table holds
+	 * every other node. */
+	dht_get_status(nodes[node_of(&want[0])].dht, &st);
+	ck_assert_uint_eq(st.blocks, 1);
+	ck_assert_uint_eq(st.bytes, sizeof(data));
+	ck_assert_uint_eq(st.entries, (size_t)n_nodes - 1);
+	ck_assert_uint_eq(st.replication, 3);
+	ck_assert_uint_eq(st.requests, 0);
 	for (int i = 0; i < n_nodes; i++) {
 		memset(&o, 0, sizeof(o));
 		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);

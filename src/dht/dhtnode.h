@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The DHT in the daemon, dht layer: the DHT of dht.h on top of the core
+ * (its links, messages and identity) and of the block store, with its
+ * [dht] configuration, its routing table kept across restarts, and the
+ * tick that times requests out. The layers above reach the DHT through
+ * dhtnode_dht().
+ */
+#ifndef FERRY_DHT_DHTNODE_H
+#define FERRY_DHT_DHTNODE_H
+
+#include <stdint.h>
+
+#include "lib/cfg.h"
+
+struct core;
+struct dht;
+struct dhtnode;
+struct event_base;
+struct stats;
+
+#define DHTNODE_TABLE_FILE "dht-table.dat"
+
+/* The [dht] keys with their defaults. */
+extern const struct cfg_schema_key dhtnode_cfg_keys[];
+
+/* Checks [dht]; logs each problem. 0 or -EINVAL. */
+int dhtnode_config_check(struct cfg *cfg);
+
+/* Starts the DHT if [dht] ENABLE says so, else sets *ret to NULL and
+ * returns 0. Opens the block store in state_dir (an unreadable or
+ * corrupt one is an error, never recreated) and loads the routing table
+ * saved there. Borrowed: base, cfg (for the call), stats, core. */
+int dhtnode_new(struct event_base *base, struct cfg *cfg,
+    struct stats *stats, struct core *core, const char *state_dir,
+    struct dhtnode **ret);
+/* Applies a checked [dht]: what can change without a restart does. */
+int dhtnode_reload(struct dhtnode *n, struct cfg *cfg);
+/* Saves the routing table, ends requests, closes the store. NULL ok. */
+void dhtnode_free(struct dhtnode *n);
+
+/* The DHT, or NULL for NULL. */
+struct dht *dhtnode_dht(struct dhtnode *n);
+
+#endif /* FERRY_DHT_DHTNODE_H */
