@@ -363,6 +363,12 @@ core_identity(const struct core *core)
 	return &core->ident->id;
 }
 
+const struct identity *
+core_ident(const struct core *core)
+{
+	return core->ident;
+}
+
 const char *
 core_identity_string(const struct core *core)
 {

@@ -18,6 +18,7 @@
 
 struct cfg;
 struct core;
+struct identity;
 struct event_base;
 struct stats;
 struct subs;
@@ -105,6 +106,9 @@ void core_free(struct core *core);
 int core_reload(struct core *core, struct cfg *cfg);
 
 const struct ferry_peer_id *core_identity(const struct core *core);
+/* The identity itself, for layers that sign with it (the DHT's
+ * receipts); valid until core_free. */
+const struct identity *core_ident(const struct core *core);
 /* Printable identity. */
 const char *core_identity_string(const struct core *core);
 size_t core_transport_count(const struct core *core);
