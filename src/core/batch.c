@@ -120,7 +120,7 @@ batch_piece(struct sendq *q, enum sendq_class cls, struct qmsg *m,
 size_t
 batch_fill(struct sendq *q, uint8_t *buf, size_t max, size_t frame_cap,
     uint32_t *next_msg_id, struct sent_frame *sf, struct batch_counts *cnt,
-    struct batch_iov *iov)
+    struct batch_iov *iov, bool ctrl_only)
 {
 	struct batch_out o = { buf, 0, max, 0, iov };
 	enum sendq_class cls;
@@ -129,6 +129,9 @@ batch_fill(struct sendq *q, uint8_t *buf, size_t max, size_t frame_cap,
 	while ((m = sendq_head(q, &cls)) != NULL) {
 		size_t whole = FERRY_HDR_SIZE + (size_t)m->len;
 		uint8_t *p;
+
+		if (ctrl_only && cls != SENDQ_CTRL)
+			break;
 
 		if (m->big == NULL && whole > frame_cap) {
 			m = batch_make_big(q, cls, m, (*next_msg_id)++);

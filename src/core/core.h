@@ -128,9 +128,41 @@ int core_echo(struct core *core, const struct ferry_peer_id *peer,
     uint32_t count, uint16_t payload_len, uint32_t timeout_ms,
     core_echo_fn *fn, void *cls);
 
-/* Bytes of received messages handed to the layers above and not yet
- * consumed (a client's socket backlog); the core shrinks the receive
- * window it advertises by this much. The service keeps it current. */
-void core_set_rx_backlog(struct core *core, uint64_t bytes);
+/*
+ * Receive back-pressure (DESIGN.md, BPCC), per layer and per peer.
+ *
+ * A layer that takes messages from the core faster than it can pass them
+ * on (the service to its clients, the DHT to its next hops) opens an
+ * account and keeps its backlog there: bytes taken and not yet passed
+ * on. The sum of all accounts holds every peer back: the window that
+ * ACKs advertise over unreliable transports shrinks by it (never below
+ * 16 KiB, so that peers are slowed, not stalled), and stream transports
+ * stop being read while it is above RECV_WINDOW, until it has halved.
+ *
+ * An account may also hold single peers: a held peer is told a window of
+ * 0 and its stream sessions are not read, so that its sender's queue
+ * fills (core_send then says -EAGAIN there), while every other peer goes
+ * on. Frames already under way still arrive and are delivered. A peer is
+ * held while any account holds it; holds are by id, so they outlive the
+ * peer's links. When the last hold goes, the peer is told the open
+ * window at once (a window update) and its streams are read again.
+ */
+struct core_rx_account;
+
+#define CORE_RX_ACCOUNTS_MAX 8 /* accounts open at once */
+
+/* Opens an account with a backlog of 0 and no holds, owned by the caller
+ * until core_rx_account_free, which must come before core_free. 0,
+ * -ENOSPC (CORE_RX_ACCOUNTS_MAX are open), -ENOMEM. */
+int core_rx_account_new(struct core *core, struct core_rx_account **ret);
+/* Releases the account's holds and backlog and frees it. NULL is ok. */
+void core_rx_account_free(struct core_rx_account *acct);
+/* Sets the account's backlog to bytes. */
+void core_rx_account_set(struct core_rx_account *acct, uint64_t bytes);
+/* Holds peer (hold true) or lets it go; holding twice is holding once.
+ * The peer need not be known or linked. 0, or -ENOMEM (nothing
+ * changed). */
+int core_rx_account_hold(struct core_rx_account *acct,
+    const struct ferry_peer_id *peer, bool hold);
 
 #endif /* FERRY_CORE_CORE_H */

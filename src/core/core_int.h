@@ -94,6 +94,8 @@ struct core_counters {
 	uint64_t *peers_expired;     /* half-open peers that never linked */
 	uint64_t *emu_dropped;	     /* [testing] losses */
 	uint64_t *queue_bytes;	     /* gauge: bytes queued to all peers */
+	uint64_t *peers_held;	     /* gauge: peer ids an account holds */
+	uint64_t *window_probes;     /* frames asking a closed window */
 };
 
 struct core {
@@ -115,9 +117,13 @@ struct core {
 	void *peer_cb_cls;
 	core_drain_fn *drain_cb;
 	void *drain_cb_cls;
-	uint64_t rx_backlog; /* bytes the service still owes its clients */
-	uint32_t rwnd_told;  /* least window an ACK told since the last
-			      * window update (tx_window_opened) */
+	struct core_rx_account *rx_accounts[CORE_RX_ACCOUNTS_MAX]; /* open
+			      * ones; the slot is the account's hold bit */
+	uint64_t rx_backlog; /* sum of the accounts' backlogs */
+	struct map *rx_holds; /* peer id -> struct rxhold */
+	uint32_t rwnd_told;  /* least window an ACK told a peer not held
+			      * since the last window update
+			      * (tx_window_opened) */
 	bool rx_paused;	     /* stream sessions are not being read */
 
 	struct map *peers;	  /* peer id -> struct peer */
@@ -187,7 +193,14 @@ bool core_src_allow(struct core *core, const void *src, size_t len);
  * outside any link: PINGS_PER_PEER per PING_INTERVAL, as for one peer,
  * whatever identities signed them. True if this one may go out. */
 bool core_src_allow_ping(struct core *core, const void *src, size_t len);
-/* Pauses or resumes reading every stream path (core_set_rx_backlog). */
+/* Receive back-pressure (rxhold.c): set up with the peer layer; done
+ * frees the holds (the accounts are their layers'). */
+int core_rx_init(struct core *core);
+void core_rx_done(struct core *core);
+/* True if some account holds the peer id. */
+bool core_rx_is_held(const struct core *core, const struct ferry_peer_id *id);
+/* Pauses or resumes reading every stream path as the sum of the accounts
+ * says; held peers' paths stay paused. */
 void core_rx_pause(struct core *core, bool pause);
 /* A session died: forget emulated units queued for it. */
 void core_emu_forget(struct core *core, const struct ferry_tsession *ts);

@@ -57,7 +57,7 @@ core_counters_init(struct core *core)
 		C(acks_out), C(acks_in), C(window_updates),
 		C(path_failures), C(peers_connected), C(peers_known),
 		C(peers_evicted), C(peers_expired), C(emu_dropped),
-		C(queue_bytes),
+		C(queue_bytes), C(peers_held), C(window_probes),
 #undef C
 	};
 
@@ -107,6 +107,9 @@ core_peers_init(struct core *core)
 	r = core_counters_init(core);
 	if (r < 0)
 		return log_err_errno(r, "core counters");
+	r = core_rx_init(core);
+	if (r < 0)
+		return log_err_errno(r, "core");
 	core_apply_limits(core);
 	core->emu = linkemu_new(core->base, &core->cc.emu, core->cfg,
 	    core->ctr.emu_dropped, &r);
@@ -214,6 +217,7 @@ void
 core_peers_done(struct core *core)
 {
 	linkemu_free(core->emu);
+	core_rx_done(core);
 	if (core->ping_times != NULL)
 		map_foreach(core->ping_times, core_free_value, NULL);
 	if (core->src_limits != NULL)
@@ -416,23 +420,6 @@ core_unit_send(struct core *core, struct transport *t,
 		(*t->stat_send_fail)++;
 	}
 	return r;
-}
-
-void
-core_rx_pause(struct core *core, bool pause)
-{
-	struct core_snapshot s;
-
-	core->rx_paused = pause;
-	if (core_snapshot(core, &s) < 0)
-		return;
-	for (size_t i = 0; i < s.n; i++) {
-		struct path *pa;
-
-		TAILQ_FOREACH(pa, &s.v[i]->paths, link)
-			path_recv_pause(pa, pause);
-	}
-	free(s.v);
 }
 
 void

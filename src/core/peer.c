@@ -156,6 +156,7 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 	ratelimit_init(&p->rl_log, PEER_LOG_RATE, PEER_LOG_BURST);
 	ratelimit_init(&p->rl_kx, 10, 10);
 	p->kx_retry_us = USEC_PER_SEC;
+	p->rx_held = core_rx_is_held(core, id);
 	/* Message ids start at random, so that a restarted peer's new ids do
 	 * not run into those its peers remember from before. */
 	p->next_msg_id = randombytes_random();

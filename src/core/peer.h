@@ -116,6 +116,10 @@ struct peer {
 	uint64_t loss_at_us;	   /* a frame becomes lost then, 0: none */
 	uint64_t last_ack_us;	   /* last ACK that acknowledged something */
 	bool probe;		   /* send one frame past the window */
+	bool rx_held;		   /* an account holds it (rxhold.c) */
+	bool persist;		   /* its window is closed: ask once more */
+	unsigned persist_n;	   /* times asked since it was last open */
+	uint64_t persist_at_us;	   /* when to ask next, 0 if not due */
 };
 
 /* The peer record for id, creating it (unauthenticated) if absent. When

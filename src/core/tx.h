@@ -47,9 +47,13 @@ void tx_on_ack(struct peer *p, const uint8_t *msg, size_t len);
  * comes without a session: its ACK goes back over the best path). */
 void tx_on_frame(struct peer *p, const struct transport *t, uint64_t counter,
     bool eliciting);
-/* The service's backlog fell: peers told a window smaller by a quarter
- * of RECV_WINDOW or more than the one we have now get an ACK with it. */
+/* The layers' backlog fell: peers not held that were told a window
+ * smaller by a quarter of RECV_WINDOW or more than the one we have now
+ * get an ACK with it. */
 void tx_window_opened(struct core *core);
+/* The hold on p ended: it gets an ACK with the open window if its last
+ * said less (by a quarter of RECV_WINDOW, or closed). */
+void tx_peer_window_opened(struct peer *p);
 /* Keepalives and link timeouts, from the maintenance tick. */
 void tx_peer_tick(struct peer *p, uint64_t now_us);
 /* The core's scratch for building one unit (free with free()). */

@@ -93,6 +93,7 @@ struct service {
 	uint32_t n_clients;
 	bool accept_paused;   /* at MAX_CLIENTS or out of fds */
 	uint64_t backlog;     /* bytes queued for all clients */
+	struct core_rx_account *rx_acct; /* where the core sees backlog */
 	uint64_t started_us;  /* monotonic, for STATUS uptime */
 	bool handler_set;     /* our core handler is installed */
 	struct registry *reg; /* app type -> clients */

@@ -66,7 +66,8 @@ fill(uint8_t *buf, size_t max, size_t cap, uint32_t *next_id,
 
 	memset(sf, 0, sizeof(*sf));
 	memset(cnt, 0, sizeof(*cnt));
-	n = batch_fill(&q, scratch, max, cap, next_id, sf, cnt, &iov);
+	n = batch_fill(&q, scratch, max, cap, next_id, sf, cnt, &iov,
+	    false);
 	/* The frame is what its pieces say, in order. */
 	ck_assert_uint_eq(n, iov.len);
 	for (int i = 0; i < iov.n; i++) {
