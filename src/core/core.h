@@ -26,8 +26,25 @@ typedef void core_handler_fn(void *cls, const struct ferry_peer_id *peer,
 /* A peer's link came up (connected true) or went down. */
 typedef void core_peer_fn(void *cls, const struct ferry_peer_id *peer,
     bool connected);
-/* A peer's send queue went from full to below its low-water mark. */
-typedef void core_drain_fn(void *cls, const struct ferry_peer_id *peer);
+/*
+ * The classes of a peer's send queue, each with its own bound. A layer
+ * sends its small, urgent messages as CONTROL and its data as BULK:
+ * CONTROL goes first, so that a request does not wait behind megabytes
+ * of data queued to the same peer, except that BULK gets one message or
+ * fragment after every 16 KiB of CONTROL while it waits, so that a flood
+ * of requests slows data down but never stops it. The core's own traffic
+ * (ACKs, keepalives, HELOs) goes before both.
+ */
+enum core_class {
+	CORE_CLASS_CONTROL, /* small, urgent: the DHT's requests, answers */
+	CORE_CLASS_BULK,    /* the rest: application data (core_send) */
+	CORE_NCLASS
+};
+
+/* The class qclass of a peer's send queue went from refusing messages
+ * (-EAGAIN) to below half its bound. */
+typedef void core_drain_fn(void *cls, const struct ferry_peer_id *peer,
+    enum core_class qclass);
 
 struct core_transport_info {
 	const char *name;  /* "udp" */
@@ -102,15 +119,29 @@ void core_peer_cb_set(struct core *core, core_peer_fn *fn, void *cls);
 void core_drain_cb_set(struct core *core, core_drain_fn *fn, void *cls);
 
 /*
- * Queues a message for a peer; data is copied. 0 when queued, -ENOTCONN
- * if there is no link to the peer, -EAGAIN if its queue is over its bound
- * (a drain callback follows), -EMSGSIZE if len > FERRY_APP_MSG_MAX,
- * -ENOMEM.
+ * Queues a message of type (FERRY_MSG_DHT_MIN or above) for a peer in
+ * class qclass; data is copied. 0 when queued, -ENOTCONN if there is no
+ * link to the peer, -EAGAIN if that class of its queue is over its bound
+ * ([core] CONTROL_QUEUE_BYTES or QUEUE_BYTES; a drain callback for the
+ * class follows), -EMSGSIZE if len > FERRY_APP_MSG_MAX, -EINVAL (type or
+ * class), -ENOMEM.
  */
+int core_send_class(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint16_t type, const void *data, size_t len);
+/* core_send_class in CORE_CLASS_BULK. */
 int core_send(struct core *core, const struct ferry_peer_id *peer,
     uint16_t type, const void *data, size_t len);
 /* True if core_send to peer would not return -EAGAIN now. */
 bool core_can_send(struct core *core, const struct ferry_peer_id *peer);
+/* The bytes of messages waiting in class qclass of peer's send queue
+ * (not yet handed to a transport). 0, -ENOTCONN (no link), -EINVAL. */
+int core_peer_queue_bytes(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint64_t *ret_bytes);
+/* The smoothed round-trip time to peer, from the acknowledgements on its
+ * current path (cc.h). 0, -ENOTCONN (no link), -ENODATA (no sample yet,
+ * or a reliable transport, TCP, which carries no acknowledgements). */
+int core_peer_srtt_us(struct core *core, const struct ferry_peer_id *peer,
+    uint64_t *ret_us);
 
 /* Visits connected peers. */
 void core_peers_foreach(struct core *core, core_peer_visit_fn *fn, void *cls);

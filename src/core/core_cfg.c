@@ -55,7 +55,9 @@ const struct cfg_schema_key core_cfg_keys[] = {
 	{ "core", "GOSSIP_INTERVAL", "30 s",
 	    "send connected peers the HELOs we validated this often" },
 	{ "core", "QUEUE_BYTES", "4 MiB",
-	    "bound of one peer's send queue" },
+	    "bound of one peer's send queue for data (the bulk class)" },
+	{ "core", "CONTROL_QUEUE_BYTES", "256 KiB",
+	    "bound of one peer's send queue for the small, urgent messages of the layers above (the control class, sent first)" },
 	{ "core", "CORK", "0 us",
 	    "how long a message may wait for others to share its frame" },
 	{ "core", "RECV_WINDOW", "2 MiB",
@@ -140,6 +142,8 @@ core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 	DUR("LINK_TIMEOUT", S, 86400 * S, link_timeout_us);
 	DUR("GOSSIP_INTERVAL", S, 86400 * S, gossip_interval_us);
 	SIZE("QUEUE_BYTES", 64 * 1024, (uint64_t)1 << 32, queue_bytes);
+	SIZE("CONTROL_QUEUE_BYTES", 16 * 1024, (uint64_t)1 << 32,
+	    control_queue_bytes);
 	DUR("CORK", 0, S, cork_us);
 	SIZE("RECV_WINDOW", 64 * 1024, (uint64_t)1 << 31, recv_window);
 	SIZE("INITIAL_WINDOW", 4 * 1024, (uint64_t)1 << 30, initial_window);

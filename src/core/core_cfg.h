@@ -37,6 +37,7 @@ struct core_cfg {
 	uint64_t link_timeout_us;
 	uint64_t gossip_interval_us;
 	uint64_t queue_bytes;
+	uint64_t control_queue_bytes;
 	uint64_t cork_us;
 	uint64_t recv_window;
 	uint64_t initial_window;

@@ -254,7 +254,9 @@ core_peers_reconfigured(struct core *core)
 	if (core_snapshot(core, &s) < 0)
 		return;
 	for (size_t i = 0; i < s.n; i++) {
-		s.v[i]->q.limit = core->cc.queue_bytes;
+		sendq_set_limit(&s.v[i]->q, SENDQ_CONTROL,
+		    core->cc.control_queue_bytes);
+		sendq_set_limit(&s.v[i]->q, SENDQ_BULK, core->cc.queue_bytes);
 		/* New addresses (a new mail filter line, say) propagate. */
 		if (s.v[i]->connected)
 			gossip_link_up(s.v[i]);
@@ -463,13 +465,13 @@ core_addr_by_ts(struct core *core, const struct ferry_tsession *ts)
 /* core.h */
 
 int
-core_send(struct core *core, const struct ferry_peer_id *peer, uint16_t type,
-    const void *data, size_t len)
+core_send_class(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint16_t type, const void *data, size_t len)
 {
 	struct peer *p;
 	int r;
 
-	if (type < FERRY_MSG_DHT_MIN)
+	if (type < FERRY_MSG_DHT_MIN || (unsigned)qclass >= CORE_NCLASS)
 		return -EINVAL;
 	if (len > FERRY_APP_MSG_MAX)
 		return -EMSGSIZE;
@@ -478,10 +480,17 @@ core_send(struct core *core, const struct ferry_peer_id *peer, uint16_t type,
 		(*core->ctr.send_no_link)++;
 		return -ENOTCONN;
 	}
-	r = tx_queue_data(p, type, data, len);
+	r = tx_queue_data(p, qclass, type, data, len);
 	if (r == -EAGAIN)
 		(*core->ctr.send_queue_full)++;
 	return r;
+}
+
+int
+core_send(struct core *core, const struct ferry_peer_id *peer, uint16_t type,
+    const void *data, size_t len)
+{
+	return core_send_class(core, peer, CORE_CLASS_BULK, type, data, len);
 }
 
 bool
@@ -490,7 +499,36 @@ core_can_send(struct core *core, const struct ferry_peer_id *peer)
 	struct peer *p = peer_find(core, peer);
 
 	return p != NULL && p->connected &&
-	    sendq_cost(&p->q) < p->q.limit;
+	    sendq_cost(&p->q, SENDQ_BULK) < p->q.lane[SENDQ_BULK].limit;
+}
+
+int
+core_peer_queue_bytes(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint64_t *ret_bytes)
+{
+	struct peer *p = peer_find(core, peer);
+
+	if ((unsigned)qclass >= CORE_NCLASS)
+		return -EINVAL;
+	if (p == NULL || !p->connected)
+		return -ENOTCONN;
+	*ret_bytes = p->q.lane[tx_lane(qclass)].bytes;
+	return 0;
+}
+
+int
+core_peer_srtt_us(struct core *core, const struct ferry_peer_id *peer,
+    uint64_t *ret_us)
+{
+	struct peer *p = peer_find(core, peer);
+
+	if (p == NULL || !p->connected)
+		return -ENOTCONN;
+	/* Reliable paths send no ACKs: cc.c has nothing to estimate from. */
+	if (!p->cc.have_rtt || !path_unreliable(p->best))
+		return -ENODATA;
+	*ret_us = p->cc.srtt_us;
+	return 0;
 }
 
 struct core_visit {

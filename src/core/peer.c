@@ -145,7 +145,9 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 	(void)peer_id_short(id, p->sid);
 	TAILQ_INIT(&p->addrs);
 	TAILQ_INIT(&p->paths);
-	sendq_init(&p->q, core->cc.queue_bytes);
+	sendq_init(&p->q);
+	sendq_set_limit(&p->q, SENDQ_CONTROL, core->cc.control_queue_bytes);
+	sendq_set_limit(&p->q, SENDQ_BULK, core->cc.queue_bytes);
 	acktrack_init(&p->acks);
 	inflight_init(&p->fl);
 	reasm_init(&p->rs);

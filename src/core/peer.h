@@ -101,6 +101,7 @@ struct peer {
 	uint64_t last_gossip_us;
 	bool want_link;		 /* keep trying to link */
 	struct sendq q;		 /* outgoing messages */
+	uint64_t q_gauged;	 /* q.bytes as core.queue_bytes counts it */
 	struct acktrack acks;	 /* frames received, to acknowledge */
 	uint32_t rwnd_told;	 /* receive window our last ACK told it */
 	struct inflight fl;	 /* frames sent over unreliable paths */

@@ -82,11 +82,13 @@ tx_abandon_settled(void *cls, struct sent_frame *sf, bool acked)
 	tx_release_items(sf);
 }
 
-/* Updates the queue gauge by delta bytes. */
+/* Brings the queue gauge up to date with what p's queue holds now
+ * (unsigned arithmetic: a fall adds its two's complement). */
 static void
-tx_gauge(struct core *core, int64_t delta)
+tx_gauge(struct peer *p)
 {
-	*core->ctr.queue_bytes += (uint64_t)delta;
+	*p->core->ctr.queue_bytes += p->q.bytes - p->q_gauged;
+	p->q_gauged = p->q.bytes;
 }
 
 void
@@ -94,8 +96,8 @@ tx_peer_done(struct peer *p)
 {
 	inflight_done(&p->fl, tx_drop_settled, NULL);
 	/* What was still queued leaves the gauge with the queue. */
-	tx_gauge(p->core, -(int64_t)p->q.bytes);
 	sendq_done(&p->q);
+	tx_gauge(p);
 	if (p->flush_ev != NULL)
 		event_free(p->flush_ev);
 	if (p->timer_ev != NULL)
@@ -198,19 +200,26 @@ tx_peer_window_opened(struct peer *p)
 		tx_send_update(p, time_mono_us());
 }
 
+enum sendq_class
+tx_lane(enum core_class qclass)
+{
+	return qclass == CORE_CLASS_CONTROL ? SENDQ_CONTROL : SENDQ_BULK;
+}
+
 int
-tx_queue_data(struct peer *p, uint16_t type, const void *data, size_t len)
+tx_queue_data(struct peer *p, enum core_class qclass, uint16_t type,
+    const void *data, size_t len)
 {
 	size_t cap = FERRY_MSG_SIZE_MAX - FERRY_ENC_OVERHEAD;
 	int r;
 
-	r = sendq_push(&p->q, SENDQ_DATA, type, data, len,
+	r = sendq_push(&p->q, tx_lane(qclass), type, data, len,
 	    FERRY_HDR_SIZE + len > cap, p->next_msg_id);
 	if (r < 0)
 		return r;
 	if (FERRY_HDR_SIZE + len > cap)
 		p->next_msg_id++;
-	tx_gauge(p->core, (int64_t)len);
+	tx_gauge(p);
 	tx_schedule(p);
 	return 0;
 }
@@ -220,8 +229,10 @@ tx_queue_ctrl(struct peer *p, uint16_t type, const void *data, size_t len)
 {
 	int r = sendq_push(&p->q, SENDQ_CTRL, type, data, len, false, 0);
 
-	if (r == 0)
+	if (r == 0) {
+		tx_gauge(p);
 		tx_schedule(p);
+	}
 	return r;
 }
 
@@ -261,9 +272,9 @@ tx_settled(void *cls, struct sent_frame *sf, bool acked)
 	for (unsigned i = 0; i < sf->n_items; i++) {
 		struct sent_item *it = &sf->items[i];
 
-		if (sendq_push_retx(&p->q, it->big, it->off, it->len) == 0)
-			tx_gauge(core, it->len);
+		(void)sendq_push_retx(&p->q, it->big, it->off, it->len);
 	}
+	tx_gauge(p);
 	tx_release_items(sf);
 }
 
@@ -339,12 +350,12 @@ tx_requeue(struct peer *p, struct sent_frame *sfs, unsigned n)
 		for (unsigned k = 0; k < sfs[i].n_items; k++) {
 			struct sent_item *it = &sfs[i].items[k];
 
-			if (sendq_push_retx(&p->q, it->big, it->off,
-				it->len) == 0)
-				tx_gauge(p->core, it->len);
+			(void)sendq_push_retx(&p->q, it->big, it->off,
+			    it->len);
 		}
 		tx_release_items(&sfs[i]);
 	}
+	tx_gauge(p);
 }
 
 #define TX_UNIT_FRAMES 256 /* frames in one unit at most (mail) */
@@ -430,7 +441,7 @@ tx_build_frame(struct peer *p, struct path *pa, struct tx_unit *u,
 	*core->ctr.frag_out += cnt.frags;
 	*core->ctr.frag_retx += cnt.retx;
 	*core->ctr.msg_bytes_out += cnt.payload;
-	tx_gauge(core, -(int64_t)cnt.payload);
+	tx_gauge(p);
 	if (sf->eliciting) {
 		p->probe = false;
 		p->persist = false;
@@ -453,6 +464,20 @@ tx_commit(struct peer *p, struct path *pa, struct tx_unit *u)
 			continue;
 		tx_release_items(sf);
 	}
+}
+
+/* Tells the layers of each class of p's queue that has room again after
+ * refusing a message. */
+static void
+tx_drained(struct peer *p)
+{
+	struct core *core = p->core;
+
+	for (int c = 0; c < CORE_NCLASS; c++)
+		if (sendq_drained(&p->q, tx_lane((enum core_class)c)) &&
+		    core->drain_cb != NULL)
+			core->drain_cb(core->drain_cb_cls, &p->id,
+			    (enum core_class)c);
 }
 
 static bool
@@ -506,8 +531,7 @@ tx_flush(struct peer *p)
 		p->last_tx_us = now;
 	}
 	tx_arm_timer(p);
-	if (sendq_drained(&p->q) && core->drain_cb != NULL)
-		core->drain_cb(core->drain_cb_cls, &p->id);
+	tx_drained(p);
 }
 
 static void
@@ -576,7 +600,7 @@ tx_peer_restarted(struct peer *p)
 
 	inflight_lose_all(&p->fl, tx_abandon_settled, p);
 	*p->core->ctr.msgs_abandoned += sendq_drop_started(&p->q, &bytes);
-	tx_gauge(p->core, -(int64_t)bytes);
+	tx_gauge(p);
 	/* The old session's silence says nothing about the path. */
 	p->cc.pto_count = 0;
 	/* A flush also tells held-back senders if the queue has room now. */

@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h"
+#include "core/sendq.h"
+
 struct core;
 struct path;
 struct peer;
@@ -23,10 +26,12 @@ struct transport;
 int tx_peer_init(struct peer *p);
 /* Frees the queue, the frames in flight and the events. */
 void tx_peer_done(struct peer *p);
-/* Queues an application (or upper-layer) message: 0, -EAGAIN (queue
- * full; a drain notification follows), -ENOMEM. */
-int tx_queue_data(struct peer *p, uint16_t type, const void *data,
-    size_t len);
+/* The class of a peer's queue that holds the layers' class qclass. */
+enum sendq_class tx_lane(enum core_class qclass);
+/* Queues a message of the layers above in class qclass: 0, -EAGAIN
+ * (that class is full; a drain notification for it follows), -ENOMEM. */
+int tx_queue_data(struct peer *p, enum core_class qclass, uint16_t type,
+    const void *data, size_t len);
 /* Queues a control message ahead of data. 0 or -ENOMEM. */
 int tx_queue_ctrl(struct peer *p, uint16_t type, const void *data,
     size_t len);

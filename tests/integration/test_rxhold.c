@@ -62,7 +62,7 @@ send_until_full(struct corenet_node *a, uint64_t limit)
 	int r = 0;
 
 	while (sent < limit) {
-		r = corenet_send(a, rcv, TYPE, MSG);
+		r = corenet_send(a, rcv, CORE_CLASS_BULK, TYPE, MSG);
 		if (r != 0)
 			break;
 		if (++sent % 16 == 0)
@@ -81,7 +81,7 @@ send_n(struct corenet_node *a, unsigned n)
 	unsigned waits = 0;
 
 	for (unsigned i = 0; i < n;) {
-		int r = corenet_send(a, rcv, TYPE, MSG);
+		int r = corenet_send(a, rcv, CORE_CLASS_BULK, TYPE, MSG);
 
 		if (r == 0) {
 			i++;
@@ -131,7 +131,7 @@ hold_and_release(uint64_t limit)
 	ck_assert_int_eq(core_rx_account_hold(acct, &held->id, true), 0);
 	ck_assert_uint_eq(corenet_stat(rcv, "core.peers_held"), 1);
 	sent = send_until_full(held, limit);
-	drains = held->drains;
+	drains = held->drains[CORE_CLASS_BULK];
 	/* What was under way arrives; then nothing more. */
 	corenet_run_ms(net, 500);
 	before = rcv->rx_from[held->index];
@@ -146,8 +146,10 @@ hold_and_release(uint64_t limit)
 	ck_assert_int_eq(core_rx_account_hold(acct, &held->id, false), 0);
 	ck_assert_uint_eq(corenet_stat(rcv, "core.peers_held"), 0);
 	wait_for(&rcv->rx_from[held->index], sent, 20000, "held's messages");
-	wait_for(&held->drains, drains + 1, 5000, "drain");
-	ck_assert_int_eq(corenet_send(held, rcv, TYPE, MSG), 0);
+	wait_for(&held->drains[CORE_CLASS_BULK], drains + 1, 5000,
+	    "drain");
+	ck_assert_int_eq(corenet_send(held, rcv, CORE_CLASS_BULK, TYPE, MSG),
+	    0);
 	wait_for(&rcv->rx_from[held->index], sent + 1, 5000, "one more");
 	core_rx_account_free(acct);
 }
@@ -196,7 +198,8 @@ START_TEST(test_accounts_add_up)
 	/* 40 KiB left is more than half the window: still stopped. */
 	core_rx_account_set(b, 0);
 	corenet_run_ms(net, 300);
-	ck_assert_int_eq(corenet_send(other, rcv, TYPE, MSG), -EAGAIN);
+	ck_assert_int_eq(corenet_send(other, rcv, CORE_CLASS_BULK, TYPE, MSG),
+	    -EAGAIN);
 	/* Freeing the account takes its backlog away. */
 	core_rx_account_free(a);
 	wait_for(&rcv->rx_from[held->index], sent_h, 20000, "held's");

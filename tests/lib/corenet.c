@@ -99,35 +99,45 @@ corenet_on_msg(void *cls, const struct ferry_peer_id *peer, uint16_t type,
 	ck_assert_ptr_nonnull(from);
 	ck_assert_uint_ge(len, 1);
 	ck_assert_uint_eq(((const uint8_t *)data)[0], from->index);
-	(void)type;
 	n->rx_msgs++;
 	n->rx_from[from->index]++;
+	if (type != n->rx_type)
+		return;
+	n->rx_type_from[from->index]++;
+	if (n->rx_when_type == 0)
+		n->rx_when_type = n->rx_msgs;
 }
 
 static void
-corenet_on_drain(void *cls, const struct ferry_peer_id *peer)
+corenet_on_drain(void *cls, const struct ferry_peer_id *peer,
+    enum core_class qclass)
 {
 	struct corenet_node *n = cls;
 
 	(void)peer;
-	n->drains++;
+	ck_assert_uint_lt(qclass, CORE_NCLASS);
+	n->drains[qclass]++;
 }
 
-/* The node's configuration: its transports bound to its own port, with
- * loopback peers allowed, then the test's text. */
+/* The node's configuration: the build's transports ($FERRY_PLUGIN_DIR,
+ * as ctest sets it), bound to the node's own port, with loopback peers
+ * allowed, then the test's text. */
 static void
 corenet_configure(struct corenet_node *n, const char *transports,
     const char *extra)
 {
+	const char *plugins = getenv("FERRY_PLUGIN_DIR");
 	char *text;
 
+	if (plugins == NULL || *plugins == '\0')
+		plugins = FERRY_PLUGIN_DIR_DEFAULT;
 	ck_assert_int_gt(asprintf(&text,
-			     "[core]\nTRANSPORTS = %s\n"
+			     "[core]\nTRANSPORTS = %s\nPLUGIN_DIR = %s\n"
 			     "[transport-udp]\nBIND_ADDRESS = 127.0.0.1\n"
 			     "PORT = %u\nBLACKLIST =\n"
 			     "[transport-tcp]\nBIND_ADDRESS = 127.0.0.1\n"
 			     "PORT = %u\nBLACKLIST =\n%s",
-			     transports, n->port, n->port,
+			     transports, plugins, n->port, n->port,
 			     extra != NULL ? extra : ""),
 	    0);
 	n->cfg = cfg_new();
@@ -257,12 +267,12 @@ corenet_stat(const struct corenet_node *n, const char *name)
 
 int
 corenet_send(struct corenet_node *a, const struct corenet_node *b,
-    uint16_t type, size_t len)
+    enum core_class qclass, uint16_t type, size_t len)
 {
 	static uint8_t body[64 * 1024];
 
 	ck_assert_uint_ge(len, 1);
 	ck_assert_uint_le(len, sizeof(body));
 	body[0] = (uint8_t)a->index;
-	return core_send(a->core, &b->id, type, body, len);
+	return core_send_class(a->core, &b->id, qclass, type, body, len);
 }

@@ -6,7 +6,7 @@
  * 127.0.0.1. For tests of the core.h functions that the layers above use
  * and no client request reaches (the receive holds, send classes and link
  * policy the DHT needs). Every node takes the messages of types
- * FERRY_MSG_DHT_MIN and up and counts them by sender. Helpers
+ * FERRY_MSG_DHT_MIN and up and counts them by sender and type. Helpers
  * fail the Check test (logging why) rather than return an error.
  */
 #ifndef FERRY_TESTS_CORENET_H
@@ -39,7 +39,10 @@ struct corenet_node {
 	struct ferry_peer_id id; /* the core's identity */
 	uint64_t rx_msgs;	 /* messages received */
 	uint64_t rx_from[CORENET_MAX]; /* of them, from node i */
-	uint64_t drains;	 /* drain notifications */
+	uint64_t rx_type_from[CORENET_MAX]; /* of them, of rx_type */
+	uint16_t rx_type;	 /* the type rx_type_from counts */
+	uint64_t rx_when_type;	 /* rx_msgs when rx_type first came, or 0 */
+	uint64_t drains[CORE_NCLASS]; /* drain notifications, by class */
 };
 
 /* Calls fn(cls) until it is true. */
@@ -68,9 +71,9 @@ void corenet_wait_linked(struct corenet_node *a, struct corenet_node *b,
     int timeout_ms);
 /* The node's counter name, 0 if absent. */
 uint64_t corenet_stat(const struct corenet_node *n, const char *name);
-/* A message of len bytes (at most 64 KiB) from a to b: its first byte
- * says who sent it. Returns what core_send said. */
+/* A message of len bytes (at most 64 KiB) from a to b in class qclass:
+ * its first byte says who sent it. Returns what core_send_class said. */
 int corenet_send(struct corenet_node *a, const struct corenet_node *b,
-    uint16_t type, size_t len);
+    enum core_class qclass, uint16_t type, size_t len);
 
 #endif /* FERRY_TESTS_CORENET_H */
