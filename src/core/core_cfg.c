@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/transport.h"
 #include "lib/cfg.h"
@@ -24,6 +25,8 @@ const struct cfg_schema_key core_cfg_keys[] = {
 	{ "core", "BOOTSTRAP", "",
 	    "ferry:// URIs of peers to contact at start, separated by spaces" },
 	{ "core", "MAX_PEERS", "64", "links to keep up at most" },
+	{ "core", "LINK_POLICY", "auto",
+	    "auto: link to every peer whose address validates and gossip the HELOs of others; manual: link only to peers the operator or a layer above (the DHT) names, and to peers that link to us" },
 	{ "core", "HELO_LIFETIME", "12 h",
 	    "how long our signed HELOs stay valid" },
 	{ "core", "VALIDATION_LIFETIME", "1 h",
@@ -98,6 +101,22 @@ core_cfg_plugin_dir(const struct cfg *cfg)
 	return FERRY_PLUGIN_DIR;
 }
 
+/* [core] LINK_POLICY: auto or manual. */
+static int
+core_cfg_link_policy(struct cfg *cfg, struct core_cfg *cc)
+{
+	const char *v = cfg_get(cfg, "core", "LINK_POLICY");
+
+	if (v != NULL && strcasecmp(v, "auto") == 0)
+		cc->link_manual = false;
+	else if (v != NULL && strcasecmp(v, "manual") == 0)
+		cc->link_manual = true;
+	else
+		return cfg_fail(cfg, "core", "LINK_POLICY",
+		    "expected auto or manual");
+	return 0;
+}
+
 int
 core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 {
@@ -124,6 +143,8 @@ core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 
 	memset(cc, 0, sizeof(*cc));
 	UINT("MAX_PEERS", 1, 100000, max_peers);
+	if (core_cfg_link_policy(cfg, cc) < 0)
+		goto bad;
 	DUR("HELO_LIFETIME", 60 * S, 30 * 86400 * S, helo_lifetime_us);
 	DUR("VALIDATION_LIFETIME", 60 * S, 30 * 86400 * S,
 	    validation_lifetime_us);

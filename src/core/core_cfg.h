@@ -21,6 +21,7 @@ struct emu_cfg {
 
 struct core_cfg {
 	uint32_t max_peers;
+	bool link_manual; /* LINK_POLICY = manual */
 	uint64_t helo_lifetime_us;
 	uint64_t validation_lifetime_us;
 	uint64_t validation_timeout_us;

@@ -96,6 +96,10 @@ struct core_counters {
 	uint64_t *queue_bytes;	     /* gauge: bytes queued to all peers */
 	uint64_t *peers_held;	     /* gauge: peer ids an account holds */
 	uint64_t *window_probes;     /* frames asking a closed window */
+	uint64_t *link_refused;	     /* core_link at MAX_PEERS */
+	uint64_t *unlinks;	     /* links dropped by core_unlink */
+	uint64_t *byes_in;	     /* links the peer dropped (BYE) */
+	uint64_t *gossip_ignored;    /* others' HELOs gossiped, manual policy */
 };
 
 struct core {
@@ -131,6 +135,7 @@ struct core {
 	unsigned n_evicting;	  /* peers marked evicting, not yet freed */
 	bool table_full_logged;	  /* said so since it last had room */
 	struct event *evict_ev;	  /* frees them, right after the callback */
+	struct event *unlink_ev;  /* drops links marked unlinking, likewise */
 	struct map *by_index;	  /* receiver index -> struct peer */
 	struct map *by_ts;	  /* session pointer -> struct path */
 	struct map *challenges;	  /* PING challenge -> struct addr */
@@ -207,6 +212,20 @@ void core_emu_forget(struct core *core, const struct ferry_tsession *ts);
 /* The address whose validation session is ts (no path yet), or NULL. */
 struct addr *core_addr_by_ts(struct core *core,
     const struct ferry_tsession *ts);
+/* Link policy (core_links.c): its event, made with the peer layer. */
+int core_links_init(struct core *core);
+void core_links_done(struct core *core);
+/* Learns the HELO messages back to back in buf (len bytes, framing
+ * checked), as validate_learn does each, for the operator (local) or
+ * from advertiser; with want, their peers are also to be linked to, as
+ * by core_link but without its errors. Returns how many were taken, or
+ * the error of the last when none was: -EBADMSG (malformed or forged),
+ * -ESTALE, or another of validate_learn's. */
+int core_links_learn(struct core *core, const uint8_t *buf, size_t len,
+    struct peer *advertiser, bool local, bool want);
+/* p said BYE: its link goes once the frame is handled. */
+void core_links_on_bye(struct peer *p);
+
 /* Marks the peer book for saving soon. */
 void core_book_dirty(struct core *core);
 /* Scratch buffer of at least n bytes for building units; NULL on OOM. */

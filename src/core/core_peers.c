@@ -58,6 +58,7 @@ core_counters_init(struct core *core)
 		C(path_failures), C(peers_connected), C(peers_known),
 		C(peers_evicted), C(peers_expired), C(emu_dropped),
 		C(queue_bytes), C(peers_held), C(window_probes),
+		C(link_refused), C(unlinks), C(byes_in), C(gossip_ignored),
 #undef C
 	};
 
@@ -108,6 +109,8 @@ core_peers_init(struct core *core)
 	if (r < 0)
 		return log_err_errno(r, "core counters");
 	r = core_rx_init(core);
+	if (r == 0)
+		r = core_links_init(core);
 	if (r < 0)
 		return log_err_errno(r, "core");
 	core_apply_limits(core);
@@ -193,6 +196,8 @@ core_peers_stop(struct core *core)
 		(void)event_del(core->tick_ev);
 	if (core->evict_ev != NULL)
 		(void)event_del(core->evict_ev);
+	if (core->unlink_ev != NULL)
+		(void)event_del(core->unlink_ev);
 	if (core->book_dirty)
 		(void)peerbook_save(core);
 	echo_shutdown(core);
@@ -218,6 +223,7 @@ core_peers_done(struct core *core)
 {
 	linkemu_free(core->emu);
 	core_rx_done(core);
+	core_links_done(core);
 	if (core->ping_times != NULL)
 		map_foreach(core->ping_times, core_free_value, NULL);
 	if (core->src_limits != NULL)
@@ -476,7 +482,7 @@ core_send_class(struct core *core, const struct ferry_peer_id *peer,
 	if (len > FERRY_APP_MSG_MAX)
 		return -EMSGSIZE;
 	p = peer_find(core, peer);
-	if (p == NULL || !p->connected) {
+	if (p == NULL || !p->connected || p->unlinking) {
 		(*core->ctr.send_no_link)++;
 		return -ENOTCONN;
 	}
@@ -580,27 +586,21 @@ int
 core_add_uri(struct core *core, const char *uri)
 {
 	uint8_t *helos;
-	size_t len, off = 0;
-	int r, ok = 0, err = -ENOENT;
+	size_t len;
+	int r;
 
 	r = helo_uri_decode(uri, &helos, &len);
 	if (r < 0) {
 		log_info("not a usable ferry:// URI");
 		return -EINVAL;
 	}
-	while (off < len) {
-		size_t size = wire_get16(helos + off);
-
-		r = validate_learn(core, helos + off, size, NULL, true, NULL,
-		    0);
-		if (r == 0)
-			ok++;
-		else if (r == -EBADMSG || r == -ESTALE)
-			err = -EBADMSG;
-		off += size;
-	}
+	/* The operator's peers are linked to whatever the policy. */
+	r = core_links_learn(core, helos, len, NULL, true,
+	    core->cc.link_manual);
 	free(helos);
-	return ok > 0 ? 0 : err;
+	if (r > 0)
+		return 0;
+	return r == -EBADMSG || r == -ESTALE ? -EBADMSG : -ENOENT;
 }
 
 int

@@ -100,6 +100,8 @@ struct peer {
 	uint64_t kx_retry_us;	 /* current KX retransmission interval */
 	uint64_t last_gossip_us;
 	bool want_link;		 /* keep trying to link */
+	bool unlinking;		 /* drop the link soon (core_links.c) */
+	bool bye_owed;		 /* and tell the peer first (FERRY_MSG_BYE) */
 	struct sendq q;		 /* outgoing messages */
 	uint64_t q_gauged;	 /* q.bytes as core.queue_bytes counts it */
 	struct acktrack acks;	 /* frames received, to acknowledge */

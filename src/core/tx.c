@@ -17,6 +17,7 @@
 #include "core/transport.h"
 #include "lib/log.h"
 #include "lib/time.h"
+#include "lib/wire.h"
 
 /* A path is given up after this many probe timeouts in a row, and not
  * before this long without an acknowledgement. */
@@ -582,6 +583,23 @@ tx_timer_cb(evutil_socket_t fd, short what, void *cls)
 		}
 	}
 	tx_flush(p);
+}
+
+int
+tx_send_bye(struct peer *p)
+{
+	uint8_t msg[FERRY_HDR_SIZE], unit[FERRY_HDR_SIZE + FERRY_ENC_OVERHEAD];
+	uint64_t ctr;
+	int n;
+
+	if (!p->link_ok || !link_ready(&p->link) || p->best == NULL)
+		return -ENOTCONN;
+	wire_put_hdr(msg, FERRY_HDR_SIZE, FERRY_MSG_BYE);
+	n = link_seal(&p->link, msg, sizeof(msg), unit, &ctr);
+	if (n < 0)
+		return n;
+	(*p->core->ctr.enc_out)++;
+	return path_send(p->best, unit, (size_t)n, true);
 }
 
 void

@@ -37,6 +37,11 @@ int tx_queue_ctrl(struct peer *p, uint16_t type, const void *data,
     size_t len);
 /* Asks for a flush at the end of this event-loop turn (or after CORK). */
 void tx_schedule(struct peer *p);
+/* Sends p a frame holding BYE alone, at once, past the queue and the
+ * window: the link's keys go right after. Nothing waits for its ACK; a
+ * BYE lost is a link found dead later. 0, -ENOTCONN (no keys or path),
+ * or what sealing or the transport said. */
+int tx_send_bye(struct peer *p);
 /* Keys and a path became available. */
 void tx_link_up(struct peer *p);
 /* The peer restarted (new session, new keys): gives up what it had of

@@ -101,11 +101,13 @@ corenet_on_msg(void *cls, const struct ferry_peer_id *peer, uint16_t type,
 	ck_assert_uint_eq(((const uint8_t *)data)[0], from->index);
 	n->rx_msgs++;
 	n->rx_from[from->index]++;
-	if (type != n->rx_type)
-		return;
-	n->rx_type_from[from->index]++;
-	if (n->rx_when_type == 0)
-		n->rx_when_type = n->rx_msgs;
+	if (type == n->rx_type) {
+		n->rx_type_from[from->index]++;
+		if (n->rx_when_type == 0)
+			n->rx_when_type = n->rx_msgs;
+	}
+	if (n->on_msg != NULL)
+		n->on_msg(n, from, type);
 }
 
 static void

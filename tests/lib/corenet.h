@@ -27,7 +27,13 @@ struct cfg;
 struct corenet;
 struct stats;
 
-/* One core. Fields are read-only for tests. */
+struct corenet_node;
+
+/* A message of type from node from arrived at n (after it was counted). */
+typedef void corenet_msg_fn(struct corenet_node *n,
+    const struct corenet_node *from, uint16_t type);
+
+/* One core. Fields are read-only for tests, but for on_msg. */
 struct corenet_node {
 	struct corenet *net;	 /* owner */
 	unsigned index;		 /* in net, from 0 */
@@ -43,6 +49,7 @@ struct corenet_node {
 	uint16_t rx_type;	 /* the type rx_type_from counts */
 	uint64_t rx_when_type;	 /* rx_msgs when rx_type first came, or 0 */
 	uint64_t drains[CORE_NCLASS]; /* drain notifications, by class */
+	corenet_msg_fn *on_msg;	 /* the test's, or NULL */
 };
 
 /* Calls fn(cls) until it is true. */
