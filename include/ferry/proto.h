@@ -133,6 +133,7 @@ struct ferry_peer_id {
 #define FERRY_MSG_ECHO_RESP	0x0013
 #define FERRY_MSG_KEEPALIVE	0x0014
 #define FERRY_MSG_PAD		0x0015
+#define FERRY_MSG_BYE		0x0016	/* the sender dropped the link */
 #define FERRY_MSG_DHT_MIN	0x0100	/* 0x0100-0x01ff: DHT */
 /* DHT requests, routed hop by hop toward their key (ferry-protocol(7)) */
 #define FERRY_MSG_DHT_PUT	0x0101
@@ -145,6 +146,14 @@ struct ferry_peer_id {
 #define FERRY_MSG_DHT_FAIL	0x0113
 #define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
 #define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
+
+/*
+ * BYE: no body. The sender dropped the link by its own choice (a layer
+ * above chose its neighbours) and forgot the link's keys; the receiver
+ * drops the link too and no longer wants it: it links again only when its
+ * link policy decides so afresh. A peer that never hears it finds the
+ * link dead by its silence, or links anew at its next key exchange.
+ */
 
 /*
  * ECHO_REQ / ECHO_RESP: core-level round trip, answered by the peer's core.

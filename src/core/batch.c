@@ -12,34 +12,6 @@
 #include "core/sendq.h"
 #include "lib/wire.h"
 
-/* Turns a queued whole message into a fragmented one, in place. */
-static struct qmsg *
-batch_make_big(struct sendq *q, enum sendq_class cls, struct qmsg *m,
-    uint32_t msg_id)
-{
-	struct outmsg *om = malloc(sizeof(*om) + m->len);
-	struct qmsg *nm = malloc(sizeof(*nm));
-
-	if (om == NULL || nm == NULL) {
-		free(om);
-		free(nm);
-		return NULL;
-	}
-	om->refs = 1;
-	om->msg_id = msg_id;
-	om->type = m->type;
-	om->len = m->len;
-	memcpy(om->data, m->data, m->len);
-	nm->big = om;
-	nm->off = 0;
-	nm->len = m->len;
-	nm->type = m->type;
-	TAILQ_INSERT_BEFORE(m, nm, link);
-	TAILQ_REMOVE(&q->q[cls], m, link);
-	free(m);
-	return nm;
-}
-
 /* Where a frame's pieces go: the scratch buffer and its fill, the room
  * left in the frame, and the pieces. */
 struct batch_out {
@@ -102,14 +74,13 @@ batch_piece(struct sendq *q, enum sendq_class cls, struct qmsg *m,
 	it->off = m->off;
 	it->len = piece;
 	outmsg_ref(om);
-	if (cls == SENDQ_RETX)
+	if (m->resend)
 		cnt->retx++;
 	else
 		cnt->frags++;
 	cnt->payload += piece;
 	m->off += piece;
-	if (cls != SENDQ_CTRL)
-		sendq_consumed(q, piece);
+	sendq_consumed(q, cls, piece);
 	/* Fully handed out: its bytes left the queue's count piece by
 	 * piece, and popping it counts nothing more. */
 	if (m->off == m->len)
@@ -120,7 +91,7 @@ batch_piece(struct sendq *q, enum sendq_class cls, struct qmsg *m,
 size_t
 batch_fill(struct sendq *q, uint8_t *buf, size_t max, size_t frame_cap,
     uint32_t *next_msg_id, struct sent_frame *sf, struct batch_counts *cnt,
-    struct batch_iov *iov)
+    struct batch_iov *iov, bool ctrl_only)
 {
 	struct batch_out o = { buf, 0, max, 0, iov };
 	enum sendq_class cls;
@@ -130,10 +101,14 @@ batch_fill(struct sendq *q, uint8_t *buf, size_t max, size_t frame_cap,
 		size_t whole = FERRY_HDR_SIZE + (size_t)m->len;
 		uint8_t *p;
 
+		if (ctrl_only && cls != SENDQ_CTRL)
+			break;
+
 		if (m->big == NULL && whole > frame_cap) {
-			m = batch_make_big(q, cls, m, (*next_msg_id)++);
+			m = sendq_make_big(q, cls, *next_msg_id);
 			if (m == NULL)
 				break;
+			(*next_msg_id)++;
 		}
 		if (m->big != NULL) {
 			if (!batch_piece(q, cls, m, &o, sf, cnt))

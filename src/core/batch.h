@@ -48,10 +48,11 @@ struct batch_counts {
  * capacity of an empty frame on this path, is converted to a fragmented
  * one with id (*next_msg_id)++. Fragment pieces carried are recorded in
  * sf->items (at most SENT_MAX_ITEMS, each holding a reference) and
- * sf->eliciting is set if anything was packed. Returns the bytes added.
+ * sf->eliciting is set if anything was packed. With ctrl_only, only
+ * messages of SENDQ_CTRL are packed. Returns the bytes added.
  */
 size_t batch_fill(struct sendq *q, uint8_t *buf, size_t max, size_t frame_cap,
     uint32_t *next_msg_id, struct sent_frame *sf, struct batch_counts *cnt,
-    struct batch_iov *iov);
+    struct batch_iov *iov, bool ctrl_only);
 
 #endif /* FERRY_CORE_BATCH_H */

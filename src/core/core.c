@@ -14,7 +14,6 @@
 
 #include "core/identity.h"
 #include "core/transport.h"
-#include "core/tx.h"
 #include "lib/cfg.h"
 #include "lib/log.h"
 #include "lib/stats.h"
@@ -455,23 +454,4 @@ void
 core_unsubscribe(struct core_sub *sub)
 {
 	subs_remove(sub);
-}
-
-/* Over unreliable transports the receive window in our ACKs holds
- * senders back (and a window update tells them when it opens again);
- * over streams, not reading does (the transport's own flow control then
- * fills the sender's queue). Hysteresis: pause above the window, resume
- * at half of it. */
-void
-core_set_rx_backlog(struct core *core, uint64_t bytes)
-{
-	bool fell = bytes < core->rx_backlog;
-
-	core->rx_backlog = bytes;
-	if (fell)
-		tx_window_opened(core);
-	if (!core->rx_paused && bytes > core->cc.recv_window)
-		core_rx_pause(core, true);
-	else if (core->rx_paused && bytes <= core->cc.recv_window / 2)
-		core_rx_pause(core, false);
 }

@@ -29,8 +29,25 @@ typedef void core_handler_fn(void *cls, const struct ferry_peer_id *peer,
 /* A peer's link came up (connected true) or went down. */
 typedef void core_peer_fn(void *cls, const struct ferry_peer_id *peer,
     bool connected);
-/* A peer's send queue went from full to below its low-water mark. */
-typedef void core_drain_fn(void *cls, const struct ferry_peer_id *peer);
+/*
+ * The classes of a peer's send queue, each with its own bound. A layer
+ * sends its small, urgent messages as CONTROL and its data as BULK:
+ * CONTROL goes first, so that a request does not wait behind megabytes
+ * of data queued to the same peer, except that BULK gets one message or
+ * fragment after every 16 KiB of CONTROL while it waits, so that a flood
+ * of requests slows data down but never stops it. The core's own traffic
+ * (ACKs, keepalives, HELOs) goes before both.
+ */
+enum core_class {
+	CORE_CLASS_CONTROL, /* small, urgent: the DHT's requests, answers */
+	CORE_CLASS_BULK,    /* the rest: application data (core_send) */
+	CORE_NCLASS
+};
+
+/* The class qclass of a peer's send queue went from refusing messages
+ * (-EAGAIN) to below half its bound. */
+typedef void core_drain_fn(void *cls, const struct ferry_peer_id *peer,
+    enum core_class qclass);
 
 /* The callback of a subscription, of the kind it subscribed to. */
 union core_sub_fn {
@@ -158,15 +175,29 @@ int core_drain_subscribe(struct core *core, struct core_sub *sub,
 void core_unsubscribe(struct core_sub *sub);
 
 /*
- * Queues a message for a peer; data is copied. 0 when queued, -ENOTCONN
- * if there is no link to the peer, -EAGAIN if its queue is over its bound
- * (drain subscribers hear when it has room again), -EMSGSIZE if
- * len > FERRY_APP_MSG_MAX, -ENOMEM.
+ * Queues a message of type (FERRY_MSG_DHT_MIN or above) for a peer in
+ * class qclass; data is copied. 0 when queued, -ENOTCONN if there is no
+ * link to the peer, -EAGAIN if that class of its queue is over its bound
+ * ([core] CONTROL_QUEUE_BYTES or QUEUE_BYTES; drain subscribers hear
+ * when the class has room again), -EMSGSIZE if len > FERRY_APP_MSG_MAX, -EINVAL (type or
+ * class), -ENOMEM.
  */
+int core_send_class(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint16_t type, const void *data, size_t len);
+/* core_send_class in CORE_CLASS_BULK. */
 int core_send(struct core *core, const struct ferry_peer_id *peer,
     uint16_t type, const void *data, size_t len);
 /* True if core_send to peer would not return -EAGAIN now. */
 bool core_can_send(struct core *core, const struct ferry_peer_id *peer);
+/* The bytes of messages waiting in class qclass of peer's send queue
+ * (not yet handed to a transport). 0, -ENOTCONN (no link), -EINVAL. */
+int core_peer_queue_bytes(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint64_t *ret_bytes);
+/* The smoothed round-trip time to peer, from the acknowledgements on its
+ * current path (cc.h). 0, -ENOTCONN (no link), -ENODATA (no sample yet,
+ * or a reliable transport, TCP, which carries no acknowledgements). */
+int core_peer_srtt_us(struct core *core, const struct ferry_peer_id *peer,
+    uint64_t *ret_us);
 
 /* Visits connected peers. */
 void core_peers_foreach(struct core *core, core_peer_visit_fn *fn, void *cls);
@@ -177,6 +208,45 @@ int core_hello_uri(struct core *core, char **ret_uri);
  * addresses. 0, -EINVAL (malformed; logged at info), -EBADMSG (bad
  * signature or expired), -ENOENT (no usable address). */
 int core_add_uri(struct core *core, const char *uri);
+/*
+ * Link policy ([core] LINK_POLICY). With "auto", the default, the core
+ * links to every peer whose address validates (up to MAX_PEERS) and
+ * gossips the HELOs it validated to every link. With "manual", the layer
+ * above chooses: the core links to the peers named by core_link, by the
+ * operator (BOOTSTRAP, CONNECT) and to those that link to it, gossips
+ * only its own HELOs, and ignores others' HELOs gossiped to it. Under
+ * either policy a peer's link comes and goes with the peer events.
+ */
+
+/* Links to peer, now or once one of its addresses validates; the peer
+ * events tell when it is up. 0 if linked or under way, -ENOENT if the
+ * core knows no address of the peer (core_learn_helo), -ENOSPC at
+ * MAX_PEERS links (counted), -EINVAL for our own id. */
+int core_link(struct core *core, const struct ferry_peer_id *peer);
+/* Drops the link to peer, if any, and tells it (BYE), from the event loop
+ * (so it may be called from any callback); messages to it are refused
+ * (-ENOTCONN) from now on. The core keeps the peer's HELOs but no longer
+ * wants the link: under "auto" it may link again when the peer's address
+ * is validated anew or the peer links to us. 0, -ENOENT if the peer is
+ * unknown. */
+int core_unlink(struct core *core, const struct ferry_peer_id *peer);
+/* Learns HELO messages (FERRY_P2P_HELO, one or more back to back, as
+ * core_peer_helos gives them) and starts validating their addresses.
+ * from: the linked peer that handed them over, whose PING budget pays
+ * (PINGS_PER_PEER), or NULL for our own store or operator (no limit).
+ * 0 if some were taken (our own count as taken), -EBADMSG (malformed,
+ * forged), -ESTALE (expired), -ENOENT (no transport for them), -EDQUOT
+ * (from's budget is spent), -ENOTCONN (from has no link), -ENOMEM. */
+int core_learn_helo(struct core *core, const struct ferry_peer_id *from,
+    const void *helos, size_t len);
+#define CORE_PEER_HELOS_MAX (16 * (FERRY_HELO_FIXED + FERRY_ADDR_MAX))
+/* Copies the signed HELOs of peer's validated addresses (ours for our
+ * own id), back to back, into buf of size bytes, for handing on. 0 with
+ * *ret_len, -ENOENT (none validated), -ENOSPC (size too small; never
+ * more than CORE_PEER_HELOS_MAX is needed). */
+int core_peer_helos(struct core *core, const struct ferry_peer_id *peer,
+    void *buf, size_t size, size_t *ret_len);
+
 /* Runs count sequential echo round trips of payload_len bytes with a peer
  * and reports once. 0 if started (fn will be called exactly once, never
  * from within this call), or -ENOTCONN / -EINVAL. */
@@ -184,9 +254,41 @@ int core_echo(struct core *core, const struct ferry_peer_id *peer,
     uint32_t count, uint16_t payload_len, uint32_t timeout_ms,
     core_echo_fn *fn, void *cls);
 
-/* Bytes of received messages handed to the layers above and not yet
- * consumed (a client's socket backlog); the core shrinks the receive
- * window it advertises by this much. The service keeps it current. */
-void core_set_rx_backlog(struct core *core, uint64_t bytes);
+/*
+ * Receive back-pressure (DESIGN.md, BPCC), per layer and per peer.
+ *
+ * A layer that takes messages from the core faster than it can pass them
+ * on (the service to its clients, the DHT to its next hops) opens an
+ * account and keeps its backlog there: bytes taken and not yet passed
+ * on. The sum of all accounts holds every peer back: the window that
+ * ACKs advertise over unreliable transports shrinks by it (never below
+ * 16 KiB, so that peers are slowed, not stalled), and stream transports
+ * stop being read while it is above RECV_WINDOW, until it has halved.
+ *
+ * An account may also hold single peers: a held peer is told a window of
+ * 0 and its stream sessions are not read, so that its sender's queue
+ * fills (core_send then says -EAGAIN there), while every other peer goes
+ * on. Frames already under way still arrive and are delivered. A peer is
+ * held while any account holds it; holds are by id, so they outlive the
+ * peer's links. When the last hold goes, the peer is told the open
+ * window at once (a window update) and its streams are read again.
+ */
+struct core_rx_account;
+
+#define CORE_RX_ACCOUNTS_MAX 8 /* accounts open at once */
+
+/* Opens an account with a backlog of 0 and no holds, owned by the caller
+ * until core_rx_account_free, which must come before core_free. 0,
+ * -ENOSPC (CORE_RX_ACCOUNTS_MAX are open), -ENOMEM. */
+int core_rx_account_new(struct core *core, struct core_rx_account **ret);
+/* Releases the account's holds and backlog and frees it. NULL is ok. */
+void core_rx_account_free(struct core_rx_account *acct);
+/* Sets the account's backlog to bytes. */
+void core_rx_account_set(struct core_rx_account *acct, uint64_t bytes);
+/* Holds peer (hold true) or lets it go; holding twice is holding once.
+ * The peer need not be known or linked. 0, or -ENOMEM (nothing
+ * changed). */
+int core_rx_account_hold(struct core_rx_account *acct,
+    const struct ferry_peer_id *peer, bool hold);
 
 #endif /* FERRY_CORE_CORE_H */

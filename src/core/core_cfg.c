@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/transport.h"
 #include "lib/cfg.h"
@@ -24,6 +25,8 @@ const struct cfg_schema_key core_cfg_keys[] = {
 	{ "core", "BOOTSTRAP", "",
 	    "ferry:// URIs of peers to contact at start, separated by spaces" },
 	{ "core", "MAX_PEERS", "64", "links to keep up at most" },
+	{ "core", "LINK_POLICY", "auto",
+	    "auto: link to every peer whose address validates and gossip the HELOs of others; manual: link only to peers the operator or a layer above (the DHT) names, and to peers that link to us" },
 	{ "core", "HELO_LIFETIME", "12 h",
 	    "how long our signed HELOs stay valid" },
 	{ "core", "VALIDATION_LIFETIME", "1 h",
@@ -55,7 +58,9 @@ const struct cfg_schema_key core_cfg_keys[] = {
 	{ "core", "GOSSIP_INTERVAL", "30 s",
 	    "send connected peers the HELOs we validated this often" },
 	{ "core", "QUEUE_BYTES", "4 MiB",
-	    "bound of one peer's send queue" },
+	    "bound of one peer's send queue for data (the bulk class)" },
+	{ "core", "CONTROL_QUEUE_BYTES", "256 KiB",
+	    "bound of one peer's send queue for the small, urgent messages of the layers above (the control class, sent first)" },
 	{ "core", "CORK", "0 us",
 	    "how long a message may wait for others to share its frame" },
 	{ "core", "RECV_WINDOW", "2 MiB",
@@ -96,6 +101,22 @@ core_cfg_plugin_dir(const struct cfg *cfg)
 	return FERRY_PLUGIN_DIR;
 }
 
+/* [core] LINK_POLICY: auto or manual. */
+static int
+core_cfg_link_policy(struct cfg *cfg, struct core_cfg *cc)
+{
+	const char *v = cfg_get(cfg, "core", "LINK_POLICY");
+
+	if (v != NULL && strcasecmp(v, "auto") == 0)
+		cc->link_manual = false;
+	else if (v != NULL && strcasecmp(v, "manual") == 0)
+		cc->link_manual = true;
+	else
+		return cfg_fail(cfg, "core", "LINK_POLICY",
+		    "expected auto or manual");
+	return 0;
+}
+
 int
 core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 {
@@ -122,6 +143,8 @@ core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 
 	memset(cc, 0, sizeof(*cc));
 	UINT("MAX_PEERS", 1, 100000, max_peers);
+	if (core_cfg_link_policy(cfg, cc) < 0)
+		goto bad;
 	DUR("HELO_LIFETIME", 60 * S, 30 * 86400 * S, helo_lifetime_us);
 	DUR("VALIDATION_LIFETIME", 60 * S, 30 * 86400 * S,
 	    validation_lifetime_us);
@@ -140,6 +163,8 @@ core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 	DUR("LINK_TIMEOUT", S, 86400 * S, link_timeout_us);
 	DUR("GOSSIP_INTERVAL", S, 86400 * S, gossip_interval_us);
 	SIZE("QUEUE_BYTES", 64 * 1024, (uint64_t)1 << 32, queue_bytes);
+	SIZE("CONTROL_QUEUE_BYTES", 16 * 1024, (uint64_t)1 << 32,
+	    control_queue_bytes);
 	DUR("CORK", 0, S, cork_us);
 	SIZE("RECV_WINDOW", 64 * 1024, (uint64_t)1 << 31, recv_window);
 	SIZE("INITIAL_WINDOW", 4 * 1024, (uint64_t)1 << 30, initial_window);

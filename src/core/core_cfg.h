@@ -21,6 +21,7 @@ struct emu_cfg {
 
 struct core_cfg {
 	uint32_t max_peers;
+	bool link_manual; /* LINK_POLICY = manual */
 	uint64_t helo_lifetime_us;
 	uint64_t validation_lifetime_us;
 	uint64_t validation_timeout_us;
@@ -37,6 +38,7 @@ struct core_cfg {
 	uint64_t link_timeout_us;
 	uint64_t gossip_interval_us;
 	uint64_t queue_bytes;
+	uint64_t control_queue_bytes;
 	uint64_t cork_us;
 	uint64_t recv_window;
 	uint64_t initial_window;

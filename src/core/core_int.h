@@ -95,6 +95,12 @@ struct core_counters {
 	uint64_t *peers_expired;     /* half-open peers that never linked */
 	uint64_t *emu_dropped;	     /* [testing] losses */
 	uint64_t *queue_bytes;	     /* gauge: bytes queued to all peers */
+	uint64_t *peers_held;	     /* gauge: peer ids an account holds */
+	uint64_t *window_probes;     /* frames asking a closed window */
+	uint64_t *link_refused;	     /* core_link at MAX_PEERS */
+	uint64_t *unlinks;	     /* links dropped by core_unlink */
+	uint64_t *byes_in;	     /* links the peer dropped (BYE) */
+	uint64_t *gossip_ignored;    /* others' HELOs gossiped, manual policy */
 };
 
 struct core {
@@ -114,9 +120,13 @@ struct core {
 	size_t n_handlers;
 	struct subs peer_subs;	/* core_peer_subscribe */
 	struct subs drain_subs; /* core_drain_subscribe */
-	uint64_t rx_backlog; /* bytes the service still owes its clients */
-	uint32_t rwnd_told;  /* least window an ACK told since the last
-			      * window update (tx_window_opened) */
+	struct core_rx_account *rx_accounts[CORE_RX_ACCOUNTS_MAX]; /* open
+			      * ones; the slot is the account's hold bit */
+	uint64_t rx_backlog; /* sum of the accounts' backlogs */
+	struct map *rx_holds; /* peer id -> struct rxhold */
+	uint32_t rwnd_told;  /* least window an ACK told a peer not held
+			      * since the last window update
+			      * (tx_window_opened) */
 	bool rx_paused;	     /* stream sessions are not being read */
 
 	struct map *peers;	  /* peer id -> struct peer */
@@ -124,6 +134,7 @@ struct core {
 	unsigned n_evicting;	  /* peers marked evicting, not yet freed */
 	bool table_full_logged;	  /* said so since it last had room */
 	struct event *evict_ev;	  /* frees them, right after the callback */
+	struct event *unlink_ev;  /* drops links marked unlinking, likewise */
 	struct map *by_index;	  /* receiver index -> struct peer */
 	struct map *by_ts;	  /* session pointer -> struct path */
 	struct map *challenges;	  /* PING challenge -> struct addr */
@@ -186,13 +197,34 @@ bool core_src_allow(struct core *core, const void *src, size_t len);
  * outside any link: PINGS_PER_PEER per PING_INTERVAL, as for one peer,
  * whatever identities signed them. True if this one may go out. */
 bool core_src_allow_ping(struct core *core, const void *src, size_t len);
-/* Pauses or resumes reading every stream path (core_set_rx_backlog). */
+/* Receive back-pressure (rxhold.c): set up with the peer layer; done
+ * frees the holds (the accounts are their layers'). */
+int core_rx_init(struct core *core);
+void core_rx_done(struct core *core);
+/* True if some account holds the peer id. */
+bool core_rx_is_held(const struct core *core, const struct ferry_peer_id *id);
+/* Pauses or resumes reading every stream path as the sum of the accounts
+ * says; held peers' paths stay paused. */
 void core_rx_pause(struct core *core, bool pause);
 /* A session died: forget emulated units queued for it. */
 void core_emu_forget(struct core *core, const struct ferry_tsession *ts);
 /* The address whose validation session is ts (no path yet), or NULL. */
 struct addr *core_addr_by_ts(struct core *core,
     const struct ferry_tsession *ts);
+/* Link policy (core_links.c): its event, made with the peer layer. */
+int core_links_init(struct core *core);
+void core_links_done(struct core *core);
+/* Learns the HELO messages back to back in buf (len bytes, framing
+ * checked), as validate_learn does each, for the operator (local) or
+ * from advertiser; with want, their peers are also to be linked to, as
+ * by core_link but without its errors. Returns how many were taken, or
+ * the error of the last when none was: -EBADMSG (malformed or forged),
+ * -ESTALE, or another of validate_learn's. */
+int core_links_learn(struct core *core, const uint8_t *buf, size_t len,
+    struct peer *advertiser, bool local, bool want);
+/* p said BYE: its link goes once the frame is handled. */
+void core_links_on_bye(struct peer *p);
+
 /* Marks the peer book for saving soon. */
 void core_book_dirty(struct core *core);
 /* Scratch buffer of at least n bytes for building units; NULL on OOM. */

@@ -57,7 +57,8 @@ core_counters_init(struct core *core)
 		C(acks_out), C(acks_in), C(window_updates),
 		C(path_failures), C(peers_connected), C(peers_known),
 		C(peers_evicted), C(peers_expired), C(emu_dropped),
-		C(queue_bytes),
+		C(queue_bytes), C(peers_held), C(window_probes),
+		C(link_refused), C(unlinks), C(byes_in), C(gossip_ignored),
 #undef C
 	};
 
@@ -107,6 +108,11 @@ core_peers_init(struct core *core)
 	r = core_counters_init(core);
 	if (r < 0)
 		return log_err_errno(r, "core counters");
+	r = core_rx_init(core);
+	if (r == 0)
+		r = core_links_init(core);
+	if (r < 0)
+		return log_err_errno(r, "core");
 	core_apply_limits(core);
 	core->emu = linkemu_new(core->base, &core->cc.emu, core->cfg,
 	    core->ctr.emu_dropped, &r);
@@ -190,6 +196,8 @@ core_peers_stop(struct core *core)
 		(void)event_del(core->tick_ev);
 	if (core->evict_ev != NULL)
 		(void)event_del(core->evict_ev);
+	if (core->unlink_ev != NULL)
+		(void)event_del(core->unlink_ev);
 	if (core->book_dirty)
 		(void)peerbook_save(core);
 	echo_shutdown(core);
@@ -214,6 +222,8 @@ void
 core_peers_done(struct core *core)
 {
 	linkemu_free(core->emu);
+	core_rx_done(core);
+	core_links_done(core);
 	if (core->ping_times != NULL)
 		map_foreach(core->ping_times, core_free_value, NULL);
 	if (core->src_limits != NULL)
@@ -250,7 +260,9 @@ core_peers_reconfigured(struct core *core)
 	if (core_snapshot(core, &s) < 0)
 		return;
 	for (size_t i = 0; i < s.n; i++) {
-		s.v[i]->q.limit = core->cc.queue_bytes;
+		sendq_set_limit(&s.v[i]->q, SENDQ_CONTROL,
+		    core->cc.control_queue_bytes);
+		sendq_set_limit(&s.v[i]->q, SENDQ_BULK, core->cc.queue_bytes);
 		/* New addresses (a new mail filter line, say) propagate. */
 		if (s.v[i]->connected)
 			gossip_link_up(s.v[i]);
@@ -419,23 +431,6 @@ core_unit_send(struct core *core, struct transport *t,
 }
 
 void
-core_rx_pause(struct core *core, bool pause)
-{
-	struct core_snapshot s;
-
-	core->rx_paused = pause;
-	if (core_snapshot(core, &s) < 0)
-		return;
-	for (size_t i = 0; i < s.n; i++) {
-		struct path *pa;
-
-		TAILQ_FOREACH(pa, &s.v[i]->paths, link)
-			path_recv_pause(pa, pause);
-	}
-	free(s.v);
-}
-
-void
 core_emu_forget(struct core *core, const struct ferry_tsession *ts)
 {
 	if (core->emu != NULL)
@@ -476,25 +471,32 @@ core_addr_by_ts(struct core *core, const struct ferry_tsession *ts)
 /* core.h */
 
 int
-core_send(struct core *core, const struct ferry_peer_id *peer, uint16_t type,
-    const void *data, size_t len)
+core_send_class(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint16_t type, const void *data, size_t len)
 {
 	struct peer *p;
 	int r;
 
-	if (type < FERRY_MSG_DHT_MIN)
+	if (type < FERRY_MSG_DHT_MIN || (unsigned)qclass >= CORE_NCLASS)
 		return -EINVAL;
 	if (len > FERRY_APP_MSG_MAX)
 		return -EMSGSIZE;
 	p = peer_find(core, peer);
-	if (p == NULL || !p->connected) {
+	if (p == NULL || !p->connected || p->unlinking) {
 		(*core->ctr.send_no_link)++;
 		return -ENOTCONN;
 	}
-	r = tx_queue_data(p, type, data, len);
+	r = tx_queue_data(p, qclass, type, data, len);
 	if (r == -EAGAIN)
 		(*core->ctr.send_queue_full)++;
 	return r;
+}
+
+int
+core_send(struct core *core, const struct ferry_peer_id *peer, uint16_t type,
+    const void *data, size_t len)
+{
+	return core_send_class(core, peer, CORE_CLASS_BULK, type, data, len);
 }
 
 bool
@@ -503,7 +505,36 @@ core_can_send(struct core *core, const struct ferry_peer_id *peer)
 	struct peer *p = peer_find(core, peer);
 
 	return p != NULL && p->connected &&
-	    sendq_cost(&p->q) < p->q.limit;
+	    sendq_cost(&p->q, SENDQ_BULK) < p->q.lane[SENDQ_BULK].limit;
+}
+
+int
+core_peer_queue_bytes(struct core *core, const struct ferry_peer_id *peer,
+    enum core_class qclass, uint64_t *ret_bytes)
+{
+	struct peer *p = peer_find(core, peer);
+
+	if ((unsigned)qclass >= CORE_NCLASS)
+		return -EINVAL;
+	if (p == NULL || !p->connected)
+		return -ENOTCONN;
+	*ret_bytes = p->q.lane[tx_lane(qclass)].bytes;
+	return 0;
+}
+
+int
+core_peer_srtt_us(struct core *core, const struct ferry_peer_id *peer,
+    uint64_t *ret_us)
+{
+	struct peer *p = peer_find(core, peer);
+
+	if (p == NULL || !p->connected)
+		return -ENOTCONN;
+	/* Reliable paths send no ACKs: cc.c has nothing to estimate from. */
+	if (!p->cc.have_rtt || !path_unreliable(p->best))
+		return -ENODATA;
+	*ret_us = p->cc.srtt_us;
+	return 0;
 }
 
 struct core_visit {
@@ -555,27 +586,21 @@ int
 core_add_uri(struct core *core, const char *uri)
 {
 	uint8_t *helos;
-	size_t len, off = 0;
-	int r, ok = 0, err = -ENOENT;
+	size_t len;
+	int r;
 
 	r = helo_uri_decode(uri, &helos, &len);
 	if (r < 0) {
 		log_info("not a usable ferry:// URI");
 		return -EINVAL;
 	}
-	while (off < len) {
-		size_t size = wire_get16(helos + off);
-
-		r = validate_learn(core, helos + off, size, NULL, true, NULL,
-		    0);
-		if (r == 0)
-			ok++;
-		else if (r == -EBADMSG || r == -ESTALE)
-			err = -EBADMSG;
-		off += size;
-	}
+	/* The operator's peers are linked to whatever the policy. */
+	r = core_links_learn(core, helos, len, NULL, true,
+	    core->cc.link_manual);
 	free(helos);
-	return ok > 0 ? 0 : err;
+	if (r > 0)
+		return 0;
+	return r == -EBADMSG || r == -ESTALE ? -EBADMSG : -ENOENT;
 }
 
 int

@@ -8,6 +8,7 @@
 #include <sodium.h>
 
 #include "core/core_int.h"
+#include "core/helo.h"
 #include "core/peer.h"
 #include "core/tx.h"
 #include "core/validate.h"
@@ -75,6 +76,12 @@ gossip_send(struct peer *p)
 		gossip_queue(p, core->own_helos + off, size);
 		off += size;
 	}
+	/* Under the manual policy whom to tell about whom is the layer
+	 * above's business (a DHT hands HELOs on in its own answers). */
+	if (core->cc.link_manual) {
+		p->last_gossip_us = time_mono_us();
+		return;
+	}
 	map_foreach(core->peers, gossip_collect, &ctx);
 	for (unsigned i = 0; i < ctx.seen && i < GOSSIP_MAX_HELOS; i++)
 		gossip_queue(p, ctx.pick[i]->helo, ctx.pick[i]->helo_len);
@@ -99,6 +106,7 @@ void
 gossip_on_helo(struct peer *p, const uint8_t *msg, size_t len)
 {
 	uint8_t helo[FERRY_HELO_FIXED + FERRY_ADDR_MAX];
+	struct helo h;
 
 	if (len > sizeof(helo)) {
 		(*p->core->ctr.helo_bad)++;
@@ -108,5 +116,12 @@ gossip_on_helo(struct peer *p, const uint8_t *msg, size_t len)
 	 * takes the outer form. */
 	memcpy(helo, msg, len);
 	wire_put16(helo + 2, FERRY_P2P_HELO);
+	/* Under the manual policy a peer may tell us its own addresses, but
+	 * whom else we learn of is the layer above's choice. */
+	if (p->core->cc.link_manual && helo_decode(helo, len, &h) == 0 &&
+	    memcmp(&h.id, &p->id, sizeof(h.id)) != 0) {
+		(*p->core->ctr.gossip_ignored)++;
+		return;
+	}
 	(void)validate_learn(p->core, helo, len, p, false, NULL, 0);
 }

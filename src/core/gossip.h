@@ -4,7 +4,9 @@
  * others only after validating them). Connected peers receive our HELOs
  * and the HELOs of addresses we validated ourselves, when their link
  * comes up and every GOSSIP_INTERVAL; HELOs they send us are validated
- * before use, within the per-advertiser PING budget. Core layer.
+ * before use, within the per-advertiser PING budget. Under the manual
+ * link policy only our own HELOs go out, and of those that come in only
+ * the sender's own are taken. Core layer.
  */
 #ifndef FERRY_CORE_GOSSIP_H
 #define FERRY_CORE_GOSSIP_H

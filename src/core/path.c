@@ -67,7 +67,7 @@ path_add(struct peer *p, struct transport *t, struct ferry_tsession *ts,
 	if (addr != NULL)
 		addr->path = pa;
 	TAILQ_INSERT_TAIL(&p->paths, pa, link);
-	if (core->rx_paused)
+	if (core->rx_paused || p->rx_held)
 		path_recv_pause(pa, true);
 	path_choose(p);
 	peer_log(p, FERRY_LOG_DEBUG, "new %s path over %s", t->name,

@@ -145,7 +145,9 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 	(void)peer_id_short(id, p->sid);
 	TAILQ_INIT(&p->addrs);
 	TAILQ_INIT(&p->paths);
-	sendq_init(&p->q, core->cc.queue_bytes);
+	sendq_init(&p->q);
+	sendq_set_limit(&p->q, SENDQ_CONTROL, core->cc.control_queue_bytes);
+	sendq_set_limit(&p->q, SENDQ_BULK, core->cc.queue_bytes);
 	acktrack_init(&p->acks);
 	inflight_init(&p->fl);
 	reasm_init(&p->rs);
@@ -156,6 +158,7 @@ peer_get(struct core *core, const struct ferry_peer_id *id)
 	ratelimit_init(&p->rl_log, PEER_LOG_RATE, PEER_LOG_BURST);
 	ratelimit_init(&p->rl_kx, 10, 10);
 	p->kx_retry_us = USEC_PER_SEC;
+	p->rx_held = core_rx_is_held(core, id);
 	/* Message ids start at random, so that a restarted peer's new ids do
 	 * not run into those its peers remember from before. */
 	p->next_msg_id = randombytes_random();
@@ -200,7 +203,7 @@ peer_free(struct peer *p)
 
 	p->dying = true;
 	if (p->connected && !core->stopping)
-		subs_emit(&core->peer_subs, &p->id, false);
+		subs_emit(&core->peer_subs, &p->id, false, CORE_CLASS_CONTROL);
 	if (p->connected)
 		core->n_connected--;
 	echo_cancel_peer(p, -ENOTCONN);
@@ -248,7 +251,7 @@ peer_update_state(struct peer *p)
 	}
 	*core->ctr.peers_connected = core->n_connected;
 	if (!core->stopping)
-		subs_emit(&core->peer_subs, &p->id, up);
+		subs_emit(&core->peer_subs, &p->id, up, CORE_CLASS_CONTROL);
 	if (up)
 		tx_link_up(p);
 }

@@ -100,7 +100,10 @@ struct peer {
 	uint64_t kx_retry_us;	 /* current KX retransmission interval */
 	uint64_t last_gossip_us;
 	bool want_link;		 /* keep trying to link */
+	bool unlinking;		 /* drop the link soon (core_links.c) */
+	bool bye_owed;		 /* and tell the peer first (FERRY_MSG_BYE) */
 	struct sendq q;		 /* outgoing messages */
+	uint64_t q_gauged;	 /* q.bytes as core.queue_bytes counts it */
 	struct acktrack acks;	 /* frames received, to acknowledge */
 	uint32_t rwnd_told;	 /* receive window our last ACK told it */
 	struct inflight fl;	 /* frames sent over unreliable paths */
@@ -116,6 +119,10 @@ struct peer {
 	uint64_t loss_at_us;	   /* a frame becomes lost then, 0: none */
 	uint64_t last_ack_us;	   /* last ACK that acknowledged something */
 	bool probe;		   /* send one frame past the window */
+	bool rx_held;		   /* an account holds it (rxhold.c) */
+	bool persist;		   /* its window is closed: ask once more */
+	unsigned persist_n;	   /* times asked since it was last open */
+	uint64_t persist_at_us;	   /* when to ask next, 0 if not due */
 };
 
 /* The peer record for id, creating it (unauthenticated) if absent. When

@@ -141,6 +141,9 @@ rx_inner(struct peer *p, uint16_t type, const uint8_t *msg, size_t size,
 		if (whole_msg)
 			gossip_on_helo(p, msg, size);
 		break;
+	case FERRY_MSG_BYE:
+		core_links_on_bye(p);
+		break;
 	case FERRY_MSG_KEEPALIVE:
 	case FERRY_MSG_PAD:
 		break;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Per-peer send queue (see sendq.h), core layer. */
+/* Per-peer send queue with classes (see sendq.h), core layer. */
 #include "core/sendq.h"
 
 #include <errno.h>
@@ -20,69 +20,121 @@ outmsg_unref(struct outmsg *m)
 }
 
 void
-sendq_init(struct sendq *q, uint64_t limit)
+sendq_init(struct sendq *q)
 {
 	memset(q, 0, sizeof(*q));
-	for (int i = 0; i < SENDQ_NCLASS; i++)
-		TAILQ_INIT(&q->q[i]);
-	q->limit = limit;
+	for (int i = 0; i < SENDQ_NCLASS; i++) {
+		TAILQ_INIT(&q->lane[i].retx);
+		TAILQ_INIT(&q->lane[i].msgs);
+		q->lane[i].limit = UINT64_MAX;
+	}
+}
+
+void
+sendq_set_limit(struct sendq *q, enum sendq_class cls, uint64_t limit)
+{
+	if (cls != SENDQ_CTRL)
+		q->lane[cls].limit = limit;
+}
+
+/* Unlinks m from its list in lane cls and frees it; whatever of it was
+ * not yet accounted as sent leaves the counts. Returns those bytes. */
+static uint64_t
+sendq_remove(struct sendq *q, enum sendq_class cls, struct qmsg_list *list,
+    struct qmsg *m)
+{
+	struct sendq_lane *l = &q->lane[cls];
+	uint64_t left = m->big != NULL ? m->len - m->off : m->len;
+
+	if (left > l->bytes)
+		left = l->bytes;
+	TAILQ_REMOVE(list, m, link);
+	l->n_msgs--;
+	l->bytes -= left;
+	q->n_msgs--;
+	q->bytes -= left;
+	outmsg_unref(m->big);
+	free(m);
+	return left;
 }
 
 void
 sendq_done(struct sendq *q)
 {
-	for (int i = 0; i < SENDQ_NCLASS; i++)
-		while (!TAILQ_EMPTY(&q->q[i]))
-			sendq_pop(q, (enum sendq_class)i);
-	q->bytes = 0;
+	for (int i = 0; i < SENDQ_NCLASS; i++) {
+		struct sendq_lane *l = &q->lane[i];
+
+		while (!TAILQ_EMPTY(&l->retx))
+			(void)sendq_remove(q, (enum sendq_class)i, &l->retx,
+			    TAILQ_FIRST(&l->retx));
+		while (!TAILQ_EMPTY(&l->msgs))
+			(void)sendq_remove(q, (enum sendq_class)i, &l->msgs,
+			    TAILQ_FIRST(&l->msgs));
+	}
+}
+
+/* A queue item holding a copy of data, or a big one with an outmsg. */
+static struct qmsg *
+sendq_item_new(enum sendq_class cls, uint16_t type, const void *data,
+    size_t len, bool big, uint32_t msg_id)
+{
+	struct outmsg *om;
+	struct qmsg *m;
+
+	if (!big) {
+		m = malloc(sizeof(*m) + len);
+		if (m == NULL)
+			return NULL;
+		m->big = NULL;
+		if (len > 0)
+			memcpy(m->data, data, len);
+	} else {
+		om = malloc(sizeof(*om) + len);
+		m = malloc(sizeof(*m));
+		if (om == NULL || m == NULL) {
+			free(om);
+			free(m);
+			return NULL;
+		}
+		om->refs = 1;
+		om->abandoned = false;
+		om->msg_id = msg_id;
+		om->type = type;
+		om->cls = (uint8_t)cls;
+		om->len = (uint32_t)len;
+		if (len > 0)
+			memcpy(om->data, data, len);
+		m->big = om;
+	}
+	m->off = 0;
+	m->len = (uint32_t)len;
+	m->type = type;
+	m->resend = false;
+	return m;
 }
 
 int
 sendq_push(struct sendq *q, enum sendq_class cls, uint16_t type,
     const void *data, size_t len, bool big, uint32_t msg_id)
 {
+	struct sendq_lane *l = &q->lane[cls];
 	struct qmsg *m;
 
-	if (cls == SENDQ_DATA && q->n_msgs > 0 &&
-	    sendq_cost(q) + len + SENDQ_MSG_COST > q->limit) {
-		q->over = true;
+	/* An empty class takes a message larger than its bound, or that
+	 * message could never be sent. */
+	if (l->n_msgs > 0 &&
+	    sendq_cost(q, cls) + len + SENDQ_MSG_COST > l->limit) {
+		l->over = true;
 		return -EAGAIN;
 	}
-	if (big) {
-		struct outmsg *om = malloc(sizeof(*om) + len);
-
-		m = malloc(sizeof(*m));
-		if (om == NULL || m == NULL) {
-			free(om);
-			free(m);
-			return -ENOMEM;
-		}
-		om->refs = 1;
-		om->abandoned = false;
-		om->msg_id = msg_id;
-		om->type = type;
-		om->len = (uint32_t)len;
-		if (len > 0)
-			memcpy(om->data, data, len);
-		m->big = om;
-		m->off = 0;
-		m->len = (uint32_t)len;
-		m->type = type;
-	} else {
-		m = malloc(sizeof(*m) + len);
-		if (m == NULL)
-			return -ENOMEM;
-		m->big = NULL;
-		m->off = 0;
-		m->len = (uint32_t)len;
-		m->type = type;
-		if (len > 0)
-			memcpy(m->data, data, len);
-	}
-	TAILQ_INSERT_TAIL(&q->q[cls], m, link);
+	m = sendq_item_new(cls, type, data, len, big, msg_id);
+	if (m == NULL)
+		return -ENOMEM;
+	TAILQ_INSERT_TAIL(&l->msgs, m, link);
+	l->n_msgs++;
+	l->bytes += len;
 	q->n_msgs++;
-	if (cls != SENDQ_CTRL)
-		q->bytes += len;
+	q->bytes += len;
 	return 0;
 }
 
@@ -90,6 +142,7 @@ int
 sendq_push_retx(struct sendq *q, struct outmsg *om, uint32_t off,
     uint32_t len)
 {
+	struct sendq_lane *l = &q->lane[om->cls];
 	struct qmsg *m = malloc(sizeof(*m));
 
 	if (m == NULL)
@@ -99,48 +152,102 @@ sendq_push_retx(struct sendq *q, struct outmsg *om, uint32_t off,
 	m->off = off;
 	m->len = off + len;
 	m->type = om->type;
-	TAILQ_INSERT_TAIL(&q->q[SENDQ_RETX], m, link);
+	m->resend = true;
+	TAILQ_INSERT_TAIL(&l->retx, m, link);
+	l->n_msgs++;
+	l->bytes += len;
 	q->n_msgs++;
 	q->bytes += len;
 	return 0;
 }
 
+/* The class whose head goes next: CTRL first; then a class the guard
+ * says has waited long enough; then the first class with anything. */
+static int
+sendq_next_class(const struct sendq *q)
+{
+	int cls;
+
+	if (q->lane[SENDQ_CTRL].n_msgs > 0)
+		return SENDQ_CTRL;
+	for (cls = SENDQ_NCLASS - 1; cls > SENDQ_CONTROL; cls--)
+		if (q->lane[cls].n_msgs > 0 &&
+		    q->lane[cls].waited >= SENDQ_GUARD_BYTES)
+			return cls;
+	for (cls = SENDQ_CONTROL; cls < SENDQ_NCLASS; cls++)
+		if (q->lane[cls].n_msgs > 0)
+			return cls;
+	return -1;
+}
+
+/* The list of lane cls whose head is next: resends first. */
+static struct qmsg_list *
+sendq_list(struct sendq *q, enum sendq_class cls)
+{
+	struct sendq_lane *l = &q->lane[cls];
+
+	return TAILQ_EMPTY(&l->retx) ? &l->msgs : &l->retx;
+}
+
 struct qmsg *
 sendq_head(struct sendq *q, enum sendq_class *ret_cls)
 {
-	for (int i = 0; i < SENDQ_NCLASS; i++) {
-		struct qmsg *m = TAILQ_FIRST(&q->q[i]);
+	int cls = sendq_next_class(q);
 
-		if (m != NULL) {
-			*ret_cls = (enum sendq_class)i;
-			return m;
-		}
-	}
-	return NULL;
+	if (cls < 0)
+		return NULL;
+	*ret_cls = (enum sendq_class)cls;
+	return TAILQ_FIRST(sendq_list(q, *ret_cls));
 }
 
+/* n bytes of class cls were handed out: the classes below it that wait
+ * have waited that much longer; cls itself waits no more. */
 static void
-sendq_remove(struct sendq *q, enum sendq_class cls, struct qmsg *m)
+sendq_served(struct sendq *q, enum sendq_class cls, uint64_t n)
 {
-	TAILQ_REMOVE(&q->q[cls], m, link);
-	q->n_msgs--;
-	if (cls != SENDQ_CTRL) {
-		/* Whatever of it was not yet accounted as sent leaves now. */
-		uint64_t left = m->big != NULL ? m->len - m->off : m->len;
+	if (cls == SENDQ_CTRL)
+		return;
+	q->lane[cls].waited = 0;
+	for (int i = cls + 1; i < SENDQ_NCLASS; i++)
+		if (q->lane[i].n_msgs > 0)
+			q->lane[i].waited += n;
+}
 
-		q->bytes -= left <= q->bytes ? left : q->bytes;
-	}
-	outmsg_unref(m->big);
+struct qmsg *
+sendq_make_big(struct sendq *q, enum sendq_class cls, uint32_t msg_id)
+{
+	struct qmsg_list *list = &q->lane[cls].msgs;
+	struct qmsg *m = TAILQ_FIRST(list), *nm;
+
+	nm = sendq_item_new(cls, m->type, m->data, m->len, true, msg_id);
+	if (nm == NULL)
+		return NULL;
+	TAILQ_INSERT_BEFORE(m, nm, link);
+	TAILQ_REMOVE(list, m, link);
 	free(m);
+	return nm;
 }
 
 void
 sendq_pop(struct sendq *q, enum sendq_class cls)
 {
-	struct qmsg *m = TAILQ_FIRST(&q->q[cls]);
+	struct qmsg_list *list = sendq_list(q, cls);
+	struct qmsg *m = TAILQ_FIRST(list);
 
 	if (m != NULL)
-		sendq_remove(q, cls, m);
+		sendq_served(q, cls, sendq_remove(q, cls, list, m));
+}
+
+void
+sendq_consumed(struct sendq *q, enum sendq_class cls, uint64_t n)
+{
+	struct sendq_lane *l = &q->lane[cls];
+
+	if (n > l->bytes)
+		n = l->bytes;
+	l->bytes -= n;
+	q->bytes -= n;
+	sendq_served(q, cls, n);
 }
 
 bool
@@ -152,38 +259,50 @@ outmsg_abandon(struct outmsg *m)
 	return true;
 }
 
+/* sendq_drop_started for one list: resends all go, messages only once
+ * begun. */
+static unsigned
+sendq_drop_list(struct sendq *q, enum sendq_class cls, struct qmsg_list *list,
+    bool all)
+{
+	struct qmsg *m, *next;
+	unsigned n = 0;
+
+	for (m = TAILQ_FIRST(list); m != NULL; m = next) {
+		next = TAILQ_NEXT(m, link);
+		/* Data not yet begun goes to the new session. */
+		if (m->big == NULL || (!all && m->off == 0))
+			continue;
+		if (outmsg_abandon(m->big))
+			n++;
+		(void)sendq_remove(q, cls, list, m);
+	}
+	return n;
+}
+
 unsigned
 sendq_drop_started(struct sendq *q, uint64_t *ret_bytes)
 {
 	uint64_t before = q->bytes;
-	struct qmsg *m, *next;
 	unsigned n = 0;
 
-	for (int cls = SENDQ_RETX; cls <= SENDQ_DATA; cls++)
-		for (m = TAILQ_FIRST(&q->q[cls]); m != NULL; m = next) {
-			next = TAILQ_NEXT(m, link);
-			/* Data not yet begun goes to the new session. */
-			if (m->big == NULL || (cls == SENDQ_DATA && m->off == 0))
-				continue;
-			if (outmsg_abandon(m->big))
-				n++;
-			sendq_remove(q, (enum sendq_class)cls, m);
-		}
+	for (int i = 0; i < SENDQ_NCLASS; i++) {
+		n += sendq_drop_list(q, (enum sendq_class)i, &q->lane[i].retx,
+		    true);
+		n += sendq_drop_list(q, (enum sendq_class)i, &q->lane[i].msgs,
+		    false);
+	}
 	*ret_bytes = before - q->bytes;
 	return n;
 }
 
-void
-sendq_consumed(struct sendq *q, uint64_t n)
-{
-	q->bytes -= n <= q->bytes ? n : q->bytes;
-}
-
 bool
-sendq_drained(struct sendq *q)
+sendq_drained(struct sendq *q, enum sendq_class cls)
 {
-	if (!q->over || sendq_cost(q) > q->limit / 2)
+	struct sendq_lane *l = &q->lane[cls];
+
+	if (!l->over || sendq_cost(q, cls) > l->limit / 2)
 		return false;
-	q->over = false;
+	l->over = false;
 	return true;
 }

@@ -91,7 +91,7 @@ subs_deliver(struct subs *l, const struct subs_event *ev)
 		if (l->kind == SUBS_PEER)
 			s->fn.peer(s->cls, &ev->peer, ev->up);
 		else
-			s->fn.drain(s->cls, &ev->peer);
+			s->fn.drain(s->cls, &ev->peer, ev->qclass);
 	}
 	l->next = NULL;
 }
@@ -115,13 +115,15 @@ subs_enqueue(struct subs *l, const struct subs_event *ev)
 }
 
 void
-subs_emit(struct subs *l, const struct ferry_peer_id *peer, bool up)
+subs_emit(struct subs *l, const struct ferry_peer_id *peer, bool up,
+    enum core_class qclass)
 {
 	struct subs_event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.peer = *peer;
 	ev.up = up;
+	ev.qclass = qclass;
 	if (l->dispatching) {
 		if (subs_enqueue(l, &ev) == 0) {
 			l->q_full_logged = false;

@@ -26,7 +26,8 @@ enum subs_kind {
 /* An event raised while the list was already dispatching one. */
 struct subs_event {
 	struct ferry_peer_id peer;
-	bool up; /* SUBS_PEER only */
+	bool up;                /* SUBS_PEER only */
+	enum core_class qclass; /* SUBS_DRAIN only */
 };
 
 /* One kind of event and whoever subscribed to it. */
@@ -53,10 +54,12 @@ int subs_add(struct subs *l, struct core_sub *sub, union core_sub_fn fn,
     void *cls);
 /* Unlinks sub from whatever list holds it; no-op if none. */
 void subs_remove(struct core_sub *sub);
-/* Calls every subscriber with (peer, up), in order of joining. During a
+/* Calls every subscriber with (peer, up) or (peer, qclass) as its kind
+ * wants, in order of joining. During a
  * dispatch of this list the event is queued instead and sent when the
  * current one has reached everybody (dropped and logged on OOM). */
-void subs_emit(struct subs *l, const struct ferry_peer_id *peer, bool up);
+void subs_emit(struct subs *l, const struct ferry_peer_id *peer, bool up,
+    enum core_class qclass);
 /* Subscribers now (for tests and statistics). */
 size_t subs_count(const struct subs *l);
 

@@ -17,14 +17,21 @@
 #include "core/transport.h"
 #include "lib/log.h"
 #include "lib/time.h"
+#include "lib/wire.h"
 
 /* A path is given up after this many probe timeouts in a row, and not
  * before this long without an acknowledgement. */
 #define TX_FAIL_PTOS 5
 #define TX_FAIL_MIN_US (2 * USEC_PER_SEC)
-/* The window we advertise never closes entirely, so that a slow local
- * client throttles its peers instead of stalling them. */
+/* The window we advertise never closes entirely for the backlog, so
+ * that a slow local client throttles its peers instead of stalling them;
+ * only a hold on a peer closes its window (core_rx_account_hold). */
 #define TX_MIN_RWND (16 * 1024)
+/* Asking a closed window again: after a probe timeout, doubling up to
+ * 2^TX_PERSIST_SHIFT_MAX of it, and never less often than every
+ * TX_PERSIST_MAX_US unless one probe timeout is longer still. */
+#define TX_PERSIST_SHIFT_MAX 6
+#define TX_PERSIST_MAX_US USEC_PER_SEC
 
 static void tx_flush_cb(evutil_socket_t fd, short what, void *cls);
 static void tx_timer_cb(evutil_socket_t fd, short what, void *cls);
@@ -76,11 +83,13 @@ tx_abandon_settled(void *cls, struct sent_frame *sf, bool acked)
 	tx_release_items(sf);
 }
 
-/* Updates the queue gauge by delta bytes. */
+/* Brings the queue gauge up to date with what p's queue holds now
+ * (unsigned arithmetic: a fall adds its two's complement). */
 static void
-tx_gauge(struct core *core, int64_t delta)
+tx_gauge(struct peer *p)
 {
-	*core->ctr.queue_bytes += (uint64_t)delta;
+	*p->core->ctr.queue_bytes += p->q.bytes - p->q_gauged;
+	p->q_gauged = p->q.bytes;
 }
 
 void
@@ -88,8 +97,8 @@ tx_peer_done(struct peer *p)
 {
 	inflight_done(&p->fl, tx_drop_settled, NULL);
 	/* What was still queued leaves the gauge with the queue. */
-	tx_gauge(p->core, -(int64_t)p->q.bytes);
 	sendq_done(&p->q);
+	tx_gauge(p);
 	if (p->flush_ev != NULL)
 		event_free(p->flush_ev);
 	if (p->timer_ev != NULL)
@@ -108,9 +117,9 @@ tx_ack_delay(const struct transport *t)
 	    : CC_MAX_ACK_DELAY_US;
 }
 
-/* What the receive window we advertise is now. */
+/* The receive window we advertise to every peer not held. */
 static uint32_t
-tx_rwnd(const struct core *core)
+tx_rwnd_open(const struct core *core)
 {
 	uint64_t w = core->cc.recv_window;
 
@@ -120,56 +129,98 @@ tx_rwnd(const struct core *core)
 	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
 }
 
+/* What the receive window we advertise to p is now. */
+static uint32_t
+tx_rwnd(const struct peer *p)
+{
+	return p->rx_held ? 0 : tx_rwnd_open(p->core);
+}
+
+/* True if p was told a window smaller than rwnd by a quarter of
+ * RECV_WINDOW or more, or a closed one. */
+static bool
+tx_update_due(const struct peer *p, uint32_t rwnd)
+{
+	uint32_t told = p->rwnd_told;
+
+	return told < rwnd &&
+	    (told == 0 || rwnd - told >= p->core->cc.recv_window / 4);
+}
+
+/* Sends p an ACK with the window we have now (a window update), if it
+ * runs over an unreliable path and ever sent us a frame. */
+static void
+tx_send_update(struct peer *p, uint64_t now)
+{
+	if (!p->connected || p->best == NULL || !path_unreliable(p->best))
+		return;
+	acktrack_force(&p->acks, now);
+	if (!acktrack_pending(&p->acks))
+		return;
+	(*p->core->ctr.window_updates)++;
+	tx_schedule(p);
+}
+
 /*
  * The window opened by a quarter or more since some ACK told it smaller:
  * each peer that was told so hears the new one at once. A sender learns
  * the window only from ACKs, and an idle link sends none, so without
  * this the next transfer after a local client drained its backlog would
  * stop at the old window and wait a round trip for the ACKs of its
- * first part (1 MiB after 1 MiB: 1.7 RTT instead of 0.6).
+ * first part (1 MiB after 1 MiB: 1.7 RTT instead of 0.6). Held peers
+ * keep their closed window and are not in core->rwnd_told.
  */
 void
 tx_window_opened(struct core *core)
 {
-	uint32_t rwnd = tx_rwnd(core), step = core->cc.recv_window / 4;
-	uint32_t least = rwnd;
+	uint32_t rwnd = tx_rwnd_open(core), least = UINT32_MAX;
 	uint64_t now;
 	struct peer *p;
 
-	if (core->rwnd_told >= rwnd || rwnd - core->rwnd_told < step)
+	if (core->rwnd_told >= rwnd ||
+	    rwnd - core->rwnd_told < core->cc.recv_window / 4)
 		return;
 	now = time_mono_us();
 	TAILQ_FOREACH(p, &core->peers_by_age, age_link) {
-		if (p->rwnd_told >= rwnd || rwnd - p->rwnd_told < step) {
+		if (p->rx_held)
+			continue;
+		if (!tx_update_due(p, rwnd)) {
 			if (p->rwnd_told < least)
 				least = p->rwnd_told;
 			continue;
 		}
-		if (!p->connected || p->best == NULL ||
-		    !path_unreliable(p->best))
-			continue;
-		acktrack_force(&p->acks, now);
-		if (!acktrack_pending(&p->acks))
-			continue;
-		(*core->ctr.window_updates)++;
-		tx_schedule(p);
+		tx_send_update(p, now);
 	}
-	core->rwnd_told = least;
+	core->rwnd_told = least < rwnd ? least : rwnd;
+}
+
+void
+tx_peer_window_opened(struct peer *p)
+{
+	if (tx_update_due(p, tx_rwnd(p)))
+		tx_send_update(p, time_mono_us());
+}
+
+enum sendq_class
+tx_lane(enum core_class qclass)
+{
+	return qclass == CORE_CLASS_CONTROL ? SENDQ_CONTROL : SENDQ_BULK;
 }
 
 int
-tx_queue_data(struct peer *p, uint16_t type, const void *data, size_t len)
+tx_queue_data(struct peer *p, enum core_class qclass, uint16_t type,
+    const void *data, size_t len)
 {
 	size_t cap = FERRY_MSG_SIZE_MAX - FERRY_ENC_OVERHEAD;
 	int r;
 
-	r = sendq_push(&p->q, SENDQ_DATA, type, data, len,
+	r = sendq_push(&p->q, tx_lane(qclass), type, data, len,
 	    FERRY_HDR_SIZE + len > cap, p->next_msg_id);
 	if (r < 0)
 		return r;
 	if (FERRY_HDR_SIZE + len > cap)
 		p->next_msg_id++;
-	tx_gauge(p->core, (int64_t)len);
+	tx_gauge(p);
 	tx_schedule(p);
 	return 0;
 }
@@ -179,8 +230,10 @@ tx_queue_ctrl(struct peer *p, uint16_t type, const void *data, size_t len)
 {
 	int r = sendq_push(&p->q, SENDQ_CTRL, type, data, len, false, 0);
 
-	if (r == 0)
+	if (r == 0) {
+		tx_gauge(p);
 		tx_schedule(p);
+	}
 	return r;
 }
 
@@ -220,10 +273,38 @@ tx_settled(void *cls, struct sent_frame *sf, bool acked)
 	for (unsigned i = 0; i < sf->n_items; i++) {
 		struct sent_item *it = &sf->items[i];
 
-		if (sendq_push_retx(&p->q, it->big, it->off, it->len) == 0)
-			tx_gauge(core, it->len);
+		(void)sendq_push_retx(&p->q, it->big, it->off, it->len);
 	}
+	tx_gauge(p);
 	tx_release_items(sf);
+}
+
+/* The peer closed its window (it holds us: core_rx_account_hold), we
+ * have something for it, and nothing in flight will bring the ACK that
+ * reopens it. A lost window update would stall the link for good, so we
+ * ask now and then (TCP's persist timer, RFC 9293 section 3.8.6.1). */
+static bool
+tx_window_closed(const struct peer *p)
+{
+	return p->cc.peer_rwnd == 0 && p->fl.eliciting == 0 &&
+	    !sendq_empty(&p->q) && p->best != NULL &&
+	    path_unreliable(p->best);
+}
+
+/* When to ask the closed window next: a probe timeout, doubled for each
+ * time asked, at most TX_PERSIST_MAX_US (or one probe timeout). */
+static uint64_t
+tx_persist_at(const struct peer *p, uint64_t now)
+{
+	uint64_t pto = cc_pto(&p->cc), wait = pto;
+	unsigned n = p->persist_n < TX_PERSIST_SHIFT_MAX
+	    ? p->persist_n
+	    : TX_PERSIST_SHIFT_MAX;
+
+	wait <<= n;
+	if (wait > TX_PERSIST_MAX_US)
+		wait = pto > TX_PERSIST_MAX_US ? pto : TX_PERSIST_MAX_US;
+	return now + wait;
 }
 
 static void
@@ -232,7 +313,13 @@ tx_arm_timer(struct peer *p)
 	uint64_t now = time_mono_us(), at = 0;
 	struct timeval tv;
 
-	if (acktrack_pending(&p->acks))
+	if (!tx_window_closed(p))
+		p->persist_at_us = 0;
+	else if (p->persist_at_us == 0)
+		p->persist_at_us = tx_persist_at(p, now);
+	at = p->persist_at_us;
+	if (acktrack_pending(&p->acks) &&
+	    (at == 0 || p->acks.deadline_us < at))
 		at = p->acks.deadline_us;
 	if (p->loss_at_us != 0 && (at == 0 || p->loss_at_us < at))
 		at = p->loss_at_us;
@@ -264,12 +351,12 @@ tx_requeue(struct peer *p, struct sent_frame *sfs, unsigned n)
 		for (unsigned k = 0; k < sfs[i].n_items; k++) {
 			struct sent_item *it = &sfs[i].items[k];
 
-			if (sendq_push_retx(&p->q, it->big, it->off,
-				it->len) == 0)
-				tx_gauge(p->core, it->len);
+			(void)sendq_push_retx(&p->q, it->big, it->off,
+			    it->len);
 		}
 		tx_release_items(&sfs[i]);
 	}
+	tx_gauge(p);
 }
 
 #define TX_UNIT_FRAMES 256 /* frames in one unit at most (mail) */
@@ -279,6 +366,31 @@ struct tx_unit {
 	unsigned n;			    /* frames in it */
 	struct sent_frame sf[TX_UNIT_FRAMES]; /* their records */
 };
+
+/* Writes the ACK p is owed, if any, at the start of the core's
+ * plaintext scratch (at most cap bytes) as the first piece of iov, with
+ * the window we advertise to p. Returns its size, 0 if none. */
+static size_t
+tx_put_ack(struct peer *p, size_t cap, uint64_t now, struct batch_iov *iov)
+{
+	struct core *core = p->core;
+	uint32_t rwnd;
+	size_t n;
+
+	if (!acktrack_pending(&p->acks))
+		return 0;
+	rwnd = tx_rwnd(p);
+	n = acktrack_write(&p->acks, core->pt_buf, cap, rwnd, now);
+	if (n == 0)
+		return 0;
+	(*core->ctr.acks_out)++;
+	iov->v[iov->n++] = (struct iovec){ core->pt_buf, n };
+	iov->len = n;
+	p->rwnd_told = rwnd;
+	if (rwnd < core->rwnd_told && !p->rx_held)
+		core->rwnd_told = rwnd;
+	return n;
+}
 
 /*
  * Seals one frame into the unit being built. Returns false when nothing
@@ -305,22 +417,13 @@ tx_build_frame(struct peer *p, struct path *pa, struct tx_unit *u,
 	frame_cap = (mtu < FERRY_MSG_SIZE_MAX ? mtu : FERRY_MSG_SIZE_MAX) -
 	    FERRY_ENC_OVERHEAD;
 	memset(sf, 0, sizeof(*sf));
-	if (acktrack_pending(&p->acks)) {
-		uint32_t rwnd = tx_rwnd(core);
-
-		n = acktrack_write(&p->acks, core->pt_buf, cap, rwnd, now);
-		if (n > 0) {
-			(*core->ctr.acks_out)++;
-			iov.v[iov.n++] = (struct iovec){ core->pt_buf, n };
-			iov.len = n;
-			p->rwnd_told = rwnd;
-			if (rwnd < core->rwnd_told)
-				core->rwnd_told = rwnd;
-		}
-	}
-	if (*room > 0 || p->probe)
+	n = tx_put_ack(p, cap, now, &iov);
+	/* Asking a closed window sends control messages only: no data
+	 * goes where it was refused. */
+	if (*room > 0 || p->probe || p->persist)
 		(void)batch_fill(&p->q, core->pt_buf + n, cap - n, frame_cap,
-		    &p->next_msg_id, sf, &cnt, &iov);
+		    &p->next_msg_id, sf, &cnt, &iov,
+		    *room == 0 && !p->probe);
 	if (iov.len == 0)
 		return false;
 	sealed = link_sealv(&p->link, iov.v, iov.n, core->unit_buf + u->used,
@@ -339,9 +442,10 @@ tx_build_frame(struct peer *p, struct path *pa, struct tx_unit *u,
 	*core->ctr.frag_out += cnt.frags;
 	*core->ctr.frag_retx += cnt.retx;
 	*core->ctr.msg_bytes_out += cnt.payload;
-	tx_gauge(core, -(int64_t)cnt.payload);
+	tx_gauge(p);
 	if (sf->eliciting) {
 		p->probe = false;
+		p->persist = false;
 		*room = *room > (uint64_t)sealed ? *room - (uint64_t)sealed : 0;
 	}
 	return true;
@@ -363,12 +467,25 @@ tx_commit(struct peer *p, struct path *pa, struct tx_unit *u)
 	}
 }
 
+/* Tells the layers of each class of p's queue that has room again after
+ * refusing a message. */
+static void
+tx_drained(struct peer *p)
+{
+	struct core *core = p->core;
+
+	for (int c = 0; c < CORE_NCLASS; c++)
+		if (sendq_drained(&p->q, tx_lane((enum core_class)c)))
+			subs_emit(&core->drain_subs, &p->id, false,
+			    (enum core_class)c);
+}
+
 static bool
 tx_wants_to_send(const struct peer *p, uint64_t room, uint64_t now)
 {
 	if (acktrack_pending(&p->acks) && p->acks.deadline_us <= now)
 		return true;
-	return !sendq_empty(&p->q) && (room > 0 || p->probe);
+	return !sendq_empty(&p->q) && (room > 0 || p->probe || p->persist);
 }
 
 static void
@@ -414,8 +531,7 @@ tx_flush(struct peer *p)
 		p->last_tx_us = now;
 	}
 	tx_arm_timer(p);
-	if (sendq_drained(&p->q))
-		subs_emit(&core->drain_subs, &p->id, false);
+	tx_drained(p);
 }
 
 static void
@@ -435,6 +551,17 @@ tx_timer_cb(evutil_socket_t fd, short what, void *cls)
 	(void)fd;
 	(void)what;
 	p->timer_at_us = 0;
+	if (p->persist_at_us != 0 && now >= p->persist_at_us) {
+		p->persist_at_us = 0;
+		if (tx_window_closed(p)) {
+			/* A keepalive makes the frame ask for an ACK even
+			 * when no other control message waits. */
+			(void)tx_queue_ctrl(p, FERRY_MSG_KEEPALIVE, NULL, 0);
+			p->persist = true;
+			p->persist_n++;
+			(*p->core->ctr.window_probes)++;
+		}
+	}
 	p->loss_at_us = inflight_detect(&p->fl, now, cc_loss_delay(&p->cc),
 	    tx_settled, p);
 	if (p->fl.eliciting > 0 &&
@@ -457,6 +584,23 @@ tx_timer_cb(evutil_socket_t fd, short what, void *cls)
 	tx_flush(p);
 }
 
+int
+tx_send_bye(struct peer *p)
+{
+	uint8_t msg[FERRY_HDR_SIZE], unit[FERRY_HDR_SIZE + FERRY_ENC_OVERHEAD];
+	uint64_t ctr;
+	int n;
+
+	if (!p->link_ok || !link_ready(&p->link) || p->best == NULL)
+		return -ENOTCONN;
+	wire_put_hdr(msg, FERRY_HDR_SIZE, FERRY_MSG_BYE);
+	n = link_seal(&p->link, msg, sizeof(msg), unit, &ctr);
+	if (n < 0)
+		return n;
+	(*p->core->ctr.enc_out)++;
+	return path_send(p->best, unit, (size_t)n, true);
+}
+
 void
 tx_link_up(struct peer *p)
 {
@@ -473,7 +617,7 @@ tx_peer_restarted(struct peer *p)
 
 	inflight_lose_all(&p->fl, tx_abandon_settled, p);
 	*p->core->ctr.msgs_abandoned += sendq_drop_started(&p->q, &bytes);
-	tx_gauge(p->core, -(int64_t)bytes);
+	tx_gauge(p);
 	/* The old session's silence says nothing about the path. */
 	p->cc.pto_count = 0;
 	/* A flush also tells held-back senders if the queue has room now. */
@@ -519,6 +663,8 @@ tx_on_ack(struct peer *p, const uint8_t *msg, size_t len)
 	}
 	(*core->ctr.acks_in)++;
 	p->cc.peer_rwnd = a.rwnd;
+	if (a.rwnd > 0)
+		p->persist_n = 0;
 	inflight_on_ack(&p->fl, &a, now, cc_loss_delay(&p->cc), tx_settled, p,
 	    &rtt);
 	if (rtt > 0)
@@ -563,7 +709,8 @@ tx_peer_tick(struct peer *p, uint64_t now_us)
 		return;
 	if (now_us - p->last_tx_us >= core->cc.keepalive_us)
 		(void)tx_queue_ctrl(p, FERRY_MSG_KEEPALIVE, NULL, 0);
-	if (now_us - p->last_rx_us >= core->cc.link_timeout_us)
+	/* A held peer's streams are not read: its silence is ours. */
+	if (!p->rx_held && now_us - p->last_rx_us >= core->cc.link_timeout_us)
 		peer_link_lost(p);
 }
 

@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h"
+#include "core/sendq.h"
+
 struct core;
 struct path;
 struct peer;
@@ -23,15 +26,22 @@ struct transport;
 int tx_peer_init(struct peer *p);
 /* Frees the queue, the frames in flight and the events. */
 void tx_peer_done(struct peer *p);
-/* Queues an application (or upper-layer) message: 0, -EAGAIN (queue
- * full; a drain notification follows), -ENOMEM. */
-int tx_queue_data(struct peer *p, uint16_t type, const void *data,
-    size_t len);
+/* The class of a peer's queue that holds the layers' class qclass. */
+enum sendq_class tx_lane(enum core_class qclass);
+/* Queues a message of the layers above in class qclass: 0, -EAGAIN
+ * (that class is full; a drain notification for it follows), -ENOMEM. */
+int tx_queue_data(struct peer *p, enum core_class qclass, uint16_t type,
+    const void *data, size_t len);
 /* Queues a control message ahead of data. 0 or -ENOMEM. */
 int tx_queue_ctrl(struct peer *p, uint16_t type, const void *data,
     size_t len);
 /* Asks for a flush at the end of this event-loop turn (or after CORK). */
 void tx_schedule(struct peer *p);
+/* Sends p a frame holding BYE alone, at once, past the queue and the
+ * window: the link's keys go right after. Nothing waits for its ACK; a
+ * BYE lost is a link found dead later. 0, -ENOTCONN (no keys or path),
+ * or what sealing or the transport said. */
+int tx_send_bye(struct peer *p);
 /* Keys and a path became available. */
 void tx_link_up(struct peer *p);
 /* The peer restarted (new session, new keys): gives up what it had of
@@ -47,9 +57,13 @@ void tx_on_ack(struct peer *p, const uint8_t *msg, size_t len);
  * comes without a session: its ACK goes back over the best path). */
 void tx_on_frame(struct peer *p, const struct transport *t, uint64_t counter,
     bool eliciting);
-/* The service's backlog fell: peers told a window smaller by a quarter
- * of RECV_WINDOW or more than the one we have now get an ACK with it. */
+/* The layers' backlog fell: peers not held that were told a window
+ * smaller by a quarter of RECV_WINDOW or more than the one we have now
+ * get an ACK with it. */
 void tx_window_opened(struct core *core);
+/* The hold on p ended: it gets an ACK with the open window if its last
+ * said less (by a quarter of RECV_WINDOW, or closed). */
+void tx_peer_window_opened(struct peer *p);
 /* Keepalives and link timeouts, from the maintenance tick. */
 void tx_peer_tick(struct peer *p, uint64_t now_us);
 /* The core's scratch for building one unit (free with free()). */

@@ -23,6 +23,9 @@
 #include "lib/wire.h"
 
 #define VALIDATE_MAX_ADDRS 16	  /* addresses kept per peer */
+_Static_assert(VALIDATE_MAX_ADDRS * (FERRY_HELO_FIXED + FERRY_ADDR_MAX) <=
+	CORE_PEER_HELOS_MAX && CORE_OWN_HELOS_MAX <= CORE_PEER_HELOS_MAX,
+    "core_peer_helos promises CORE_PEER_HELOS_MAX");
 #define VALIDATE_MAX_FAILURES 3	  /* unanswered PINGs before giving up */
 #define VALIDATE_PING_TIMES_MAX 16384 /* addresses with a PING on record */
 /* PINGs for one challenge to an address we chose ourselves: the first
@@ -431,6 +434,11 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 	a->valid_until_s = valid_until_s;
 	a->local = true;
 	a->ever_valid = true;
+	/* Under the manual policy the layer above says whom to link to
+	 * (core_link opens the session then); until it does, the address
+	 * costs no session and no PING. */
+	if (core->cc.link_manual)
+		return 0;
 	if (validate_session(a) == NULL)
 		return -EIO;
 	if (a->path == NULL && path_add(p, a->t, a->ts, a) == NULL)
@@ -550,11 +558,37 @@ validate_on_pong(struct core *core, const uint8_t *msg, size_t len)
 	a->failures = 0;
 	(*core->ctr.validations)++;
 	peer_log(p, FERRY_LOG_INFO, "validated a %s address", a->t->name);
+	core_book_dirty(core);
+	if (core->cc.link_manual && !p->want_link) {
+		/* Nobody wants this link (yet): keep no session open for it.
+		 * core_link opens one over the address. */
+		if (a->path == NULL && a->ts != NULL) {
+			(void)a->t->api->disconnect(a->t->api->cls, a->ts);
+			a->ts = NULL;
+		}
+		return;
+	}
 	if (a->path == NULL && a->ts != NULL &&
 	    path_add(p, a->t, a->ts, a) == NULL)
 		a->ts = NULL;
-	core_book_dirty(core);
 	handshake_want(p);
+}
+
+void
+validate_peer_wanted(struct peer *p)
+{
+	uint64_t now = time_mono_us();
+	struct addr *a;
+
+	TAILQ_FOREACH(a, &p->addrs, link) {
+		if (a->state == ADDR_VALID && a->path == NULL) {
+			if (validate_session(a) != NULL &&
+			    path_add(p, a->t, a->ts, a) == NULL)
+				a->ts = NULL; /* path_add released it */
+		} else if (a->state == ADDR_NEW || a->state == ADDR_FAILED) {
+			(void)validate_ping(a, NULL, now);
+		}
+	}
 }
 
 /* A PING that got no PONG in time. */

@@ -43,6 +43,10 @@ void validate_on_ping(struct core *core, struct transport *t,
     const struct ferry_message_pack *mp, const uint8_t *msg, size_t len);
 /* Checks a PONG against the PING it answers. */
 void validate_on_pong(struct core *core, const uint8_t *msg, size_t len);
+/* p is to be linked (core_link): opens a path over each validated
+ * address that has none and pings the addresses waiting for a retry
+ * (within the per-address limit). */
+void validate_peer_wanted(struct peer *p);
 /* Timeouts, retries, expiry and revalidation of p's addresses. */
 void validate_peer_tick(struct peer *p, uint64_t now_us);
 /* Unlinks and frees an address with its session and path. */

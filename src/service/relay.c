@@ -206,9 +206,12 @@ relay_resume_matching(struct service *svc, const struct ferry_peer_id *peer)
 }
 
 static void
-relay_on_drain(void *cls, const struct ferry_peer_id *peer)
+relay_on_drain(void *cls, const struct ferry_peer_id *peer,
+    enum core_class qclass)
 {
-	relay_resume_matching(cls, peer);
+	/* Clients' messages go in the bulk class (core_send). */
+	if (qclass == CORE_CLASS_BULK)
+		relay_resume_matching(cls, peer);
 }
 
 /* A drain callback may never come (the link went down meanwhile), so

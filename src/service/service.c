@@ -207,7 +207,7 @@ void
 service_backlog_add(struct service *svc, int64_t delta)
 {
 	svc->backlog += (uint64_t)delta;
-	core_set_rx_backlog(svc->core, svc->backlog);
+	core_rx_account_set(svc->rx_acct, svc->backlog);
 }
 
 void
@@ -352,6 +352,8 @@ service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	TAILQ_INIT(&svc->blocked);
 	r = service_cfg_parse(cfg, runtime_dir, &svc->cfg);
 	if (r == 0)
+		r = core_rx_account_new(core, &svc->rx_acct);
+	if (r == 0)
 		r = service_start(svc);
 	if (r < 0) {
 		service_free(svc);
@@ -375,6 +377,8 @@ service_free(struct service *svc)
 		event_free(svc->ev_accept);
 	listen_close(svc);
 	registry_free(svc->reg);
+	/* Last: freeing the clients above took their output off it. */
+	core_rx_account_free(svc->rx_acct);
 	free(svc);
 }
 

@@ -95,6 +95,7 @@ struct service {
 	uint32_t n_clients;
 	bool accept_paused;   /* at MAX_CLIENTS or out of fds */
 	uint64_t backlog;     /* bytes queued for all clients */
+	struct core_rx_account *rx_acct; /* where the core sees backlog */
 	uint64_t started_us;  /* monotonic, for STATUS uptime */
 	bool handler_set;     /* our core handler is installed */
 	struct core_sub drain_sub; /* relay_on_drain's subscription */

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The send queue and the batcher (src/core/sendq.c, batch.c): classes
- * served in order, the byte bound and the drain signal, many small
- * messages packed into one frame exactly up to its size, large messages
- * cut into FRAG pieces across frames that reassemble (src/core/frag.c) to
- * the original, the item limit of a frame, retransmissions before data,
- * and outmsg references that all reach zero (valgrind checks the rest).
+ * served in order (the core's control messages, the layers' control
+ * class, then bulk), each upper class bounded on its own with its own
+ * drain signal, a control message queued behind megabytes of data going
+ * out first, the guard that keeps a flood of control messages from
+ * starving bulk, resends in their own class ahead of its new messages,
+ * many small messages packed into one frame exactly up to its size,
+ * large messages cut into FRAG pieces across frames that reassemble
+ * (src/core/frag.c) to the original, the item limit of a frame, and
+ * outmsg references that all reach zero (valgrind checks the rest).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +36,9 @@ static uint8_t *data;
 static void
 test_setup(void)
 {
-	sendq_init(&q, LIMIT);
+	sendq_init(&q);
+	sendq_set_limit(&q, SENDQ_CONTROL, LIMIT);
+	sendq_set_limit(&q, SENDQ_BULK, LIMIT);
 	data = malloc(200000);
 	ck_assert_ptr_nonnull(data);
 	for (size_t i = 0; i < 200000; i++)
@@ -66,7 +72,8 @@ fill(uint8_t *buf, size_t max, size_t cap, uint32_t *next_id,
 
 	memset(sf, 0, sizeof(*sf));
 	memset(cnt, 0, sizeof(*cnt));
-	n = batch_fill(&q, scratch, max, cap, next_id, sf, cnt, &iov);
+	n = batch_fill(&q, scratch, max, cap, next_id, sf, cnt, &iov,
+	    false);
 	/* The frame is what its pieces say, in order. */
 	ck_assert_uint_eq(n, iov.len);
 	for (int i = 0; i < iov.n; i++) {
@@ -85,38 +92,44 @@ START_TEST(test_classes_in_order)
 
 	ck_assert(sendq_empty(&q));
 	ck_assert_ptr_null(sendq_head(&q, &cls));
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, "d1", 2, false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, "d1", 2, false, 0),
 	    0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x401, "d2", 2, false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x401, "d2", 2, false, 0),
 	    0);
 	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 0x14, "c1", 2, false, 0),
 	    0);
-	/* A retransmission of a fragmented message. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x402, data, 3000, true,
+	/* A resend of part of a fragmented message. */
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x402, data, 3000, true,
 	                     77),
 	    0);
-	m = TAILQ_LAST(&q.q[SENDQ_DATA], qmsg_list);
+	m = TAILQ_LAST(&q.lane[SENDQ_BULK].msgs, qmsg_list);
 	om = m->big;
-	ck_assert_uint_eq(om->refs, 1);
-	ck_assert_uint_eq(om->msg_id, 77);
+	ck_assert(om->refs == 1 && om->msg_id == 77);
+	ck_assert_uint_eq(om->cls, SENDQ_BULK);
 	ck_assert_int_eq(sendq_push_retx(&q, om, 1000, 500), 0);
 	ck_assert_uint_eq(om->refs, 2);
-	ck_assert_uint_eq(q.n_msgs, 5);
-	ck_assert(q.bytes == 2 + 2 + 3000 + 500); /* CTRL not counted */
-	/* CTRL, then RETX, then DATA in push order. */
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, "k1", 2, false,
+	                     0),
+	    0);
+	ck_assert_uint_eq(q.n_msgs, 6);
+	ck_assert(q.bytes == 2 + 2 + 2 + 3000 + 500 + 2);
+	ck_assert(q.lane[SENDQ_BULK].bytes == 2 + 2 + 3000 + 500);
+	/* CTRL, CONTROL, then BULK: its resend, then its messages. */
 	m = sendq_head(&q, &cls);
 	ck_assert_int_eq(cls, SENDQ_CTRL);
 	ck_assert_mem_eq(m->data, "c1", 2);
 	sendq_pop(&q, cls);
 	m = sendq_head(&q, &cls);
-	ck_assert_int_eq(cls, SENDQ_RETX);
-	ck_assert_ptr_eq(m->big, om);
-	ck_assert_uint_eq(m->off, 1000);
-	ck_assert_uint_eq(m->len, 1500);
+	ck_assert_int_eq(cls, SENDQ_CONTROL);
+	ck_assert_mem_eq(m->data, "k1", 2);
+	sendq_pop(&q, cls);
+	m = sendq_head(&q, &cls);
+	ck_assert(cls == SENDQ_BULK && m->big == om && m->resend);
+	ck_assert(m->off == 1000 && m->len == 1500);
 	sendq_pop(&q, cls);
 	ck_assert_uint_eq(om->refs, 1);
 	m = sendq_head(&q, &cls);
-	ck_assert_int_eq(cls, SENDQ_DATA);
+	ck_assert_int_eq(cls, SENDQ_BULK);
 	ck_assert_mem_eq(m->data, "d1", 2);
 	sendq_pop(&q, cls);
 	m = sendq_head(&q, &cls);
@@ -124,11 +137,12 @@ START_TEST(test_classes_in_order)
 	sendq_pop(&q, cls);
 	m = sendq_head(&q, &cls);
 	ck_assert_ptr_eq(m->big, om);
+	ck_assert(!m->resend);
 	sendq_pop(&q, cls);
 	ck_assert(sendq_empty(&q));
 	ck_assert(q.bytes == 0);
 	/* Popping an empty class is harmless. */
-	sendq_pop(&q, SENDQ_DATA);
+	sendq_pop(&q, SENDQ_BULK);
 	ck_assert_uint_eq(q.n_msgs, 0);
 }
 END_TEST
@@ -144,38 +158,86 @@ room(size_t bytes, unsigned n)
 START_TEST(test_byte_bound)
 {
 	const size_t fits = room(6000, 1);
+	struct sendq_lane *bulk = &q.lane[SENDQ_BULK];
 
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 6000, false,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, 6000, false,
 	                     0),
 	    0);
-	ck_assert(!q.over);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, fits + 1,
+	ck_assert(!bulk->over);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, fits + 1,
 	                     false, 0),
 	    -EAGAIN);
-	ck_assert(q.over);
-	ck_assert(q.bytes == 6000 && q.n_msgs == 1);
+	ck_assert(bulk->over);
+	ck_assert(bulk->bytes == 6000 && bulk->n_msgs == 1);
 	/* Exactly up to the limit is fine. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, fits, false,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, fits, false,
 	                     0),
 	    0);
-	ck_assert(sendq_cost(&q) == LIMIT);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 0, false, 0),
+	ck_assert(sendq_cost(&q, SENDQ_BULK) == LIMIT);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, 0, false, 0),
 	    -EAGAIN);
-	/* Control traffic is never refused and its payload not counted. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 0x14, data, 3000, false, 0),
+	/* The core's own messages are never refused, nor held against the
+	 * bound of the layers' classes. */
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 0x14, data, 3 * LIMIT,
+	                     false, 0),
 	    0);
-	ck_assert(q.bytes == 6000 + fits);
+	ck_assert(sendq_cost(&q, SENDQ_BULK) == LIMIT);
+	ck_assert(q.bytes == 6000 + fits + 3 * LIMIT);
 	/* Not drained while above half the limit. */
-	ck_assert(!sendq_drained(&q));
+	ck_assert(!sendq_drained(&q, SENDQ_BULK));
 	sendq_pop(&q, SENDQ_CTRL);
-	sendq_pop(&q, SENDQ_DATA); /* 6000 out: below half */
+	sendq_pop(&q, SENDQ_BULK); /* 6000 out: below half */
 	ck_assert(q.bytes == fits);
-	ck_assert(sendq_drained(&q));
-	ck_assert(!q.over);
-	ck_assert(!sendq_drained(&q)); /* said once */
+	ck_assert(sendq_drained(&q, SENDQ_BULK));
+	ck_assert(!bulk->over);
+	ck_assert(!sendq_drained(&q, SENDQ_BULK)); /* said once */
 	/* Never over: no drain owed, however empty. */
-	sendq_pop(&q, SENDQ_DATA);
-	ck_assert(!sendq_drained(&q));
+	sendq_pop(&q, SENDQ_BULK);
+	ck_assert(!sendq_drained(&q, SENDQ_BULK));
+}
+END_TEST
+
+/* A full bulk class leaves the control class room, and the other way
+ * round; each drains on its own. */
+START_TEST(test_bounds_independent)
+{
+	unsigned nb = 0, nc = 0;
+
+	sendq_set_limit(&q, SENDQ_CONTROL, LIMIT / 4);
+	while (sendq_push(&q, SENDQ_BULK, 0x400, data, 1000, false, 0) == 0)
+		ck_assert_uint_le(++nb, LIMIT);
+	ck_assert(q.lane[SENDQ_BULK].over);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, data, 100, false,
+	                     0),
+	    0);
+	nc = 1;
+	while (sendq_push(&q, SENDQ_CONTROL, 0x100, data, 100, false, 0) == 0)
+		ck_assert_uint_le(++nc, LIMIT);
+	ck_assert_uint_eq(nc, (LIMIT / 4) / (100 + SENDQ_MSG_COST));
+	ck_assert(q.lane[SENDQ_CONTROL].over);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, 1000, false,
+	                     0),
+	    -EAGAIN);
+	/* Control drains; bulk is still full. */
+	while (q.lane[SENDQ_CONTROL].n_msgs > 0)
+		sendq_pop(&q, SENDQ_CONTROL);
+	ck_assert(sendq_drained(&q, SENDQ_CONTROL));
+	ck_assert(!sendq_drained(&q, SENDQ_BULK));
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, 1000, false,
+	                     0),
+	    -EAGAIN);
+	while (q.lane[SENDQ_BULK].n_msgs > nb / 2)
+		sendq_pop(&q, SENDQ_BULK);
+	ck_assert(sendq_drained(&q, SENDQ_BULK));
+	ck_assert(!sendq_drained(&q, SENDQ_CONTROL));
+	/* A limit of 0 leaves room for one message at a time. */
+	sendq_set_limit(&q, SENDQ_CONTROL, 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, data, 10, false,
+	                     0),
+	    0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, data, 10, false,
+	                     0),
+	    -EAGAIN);
 }
 END_TEST
 
@@ -184,10 +246,10 @@ START_TEST(test_empty_messages_bounded)
 {
 	unsigned n = 0;
 
-	while (sendq_push(&q, SENDQ_DATA, 0x400, data, 0, false, 0) == 0)
+	while (sendq_push(&q, SENDQ_BULK, 0x400, data, 0, false, 0) == 0)
 		ck_assert_uint_le(++n, LIMIT);
 	ck_assert_uint_eq(n, LIMIT / SENDQ_MSG_COST);
-	ck_assert(q.over && q.bytes == 0);
+	ck_assert(q.lane[SENDQ_BULK].over && q.bytes == 0);
 }
 END_TEST
 
@@ -195,35 +257,38 @@ START_TEST(test_drain_at_half)
 {
 	const size_t fits = room(LIMIT / 2 + 1, 1);
 
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, LIMIT / 2 + 1,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, LIMIT / 2 + 1,
 	                     false, 0),
 	    0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, fits, false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, fits, false, 0),
 	    0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 1, false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, 1, false, 0),
 	    -EAGAIN);
-	sendq_pop(&q, SENDQ_DATA);
+	sendq_pop(&q, SENDQ_BULK);
 	ck_assert(q.bytes == fits);
-	ck_assert(sendq_drained(&q));
+	ck_assert(sendq_drained(&q, SENDQ_BULK));
 	/* A queue emptied by fragments being consumed drains too. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, LIMIT, false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, LIMIT, false, 0),
 	    -EAGAIN);
-	sendq_consumed(&q, LIMIT); /* clamps at zero */
+	sendq_consumed(&q, SENDQ_BULK, LIMIT); /* clamps at zero */
 	ck_assert(q.bytes == 0);
-	ck_assert(sendq_drained(&q));
+	ck_assert(sendq_drained(&q, SENDQ_BULK));
 }
 END_TEST
 
 START_TEST(test_lone_oversize_message)
 {
-	/* An empty queue takes a message larger than its bound, or that
+	/* An empty class takes a message larger than its bound, or that
 	 * message could never be sent. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 3 * LIMIT, true,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, 3 * LIMIT, true,
 	                     1),
 	    0);
 	ck_assert(q.bytes == 3 * LIMIT);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 1, false, 0),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, 1, false, 0),
 	    -EAGAIN);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 1, data, 3 * LIMIT,
+	                     true, 2),
+	    0);
 }
 END_TEST
 
@@ -241,7 +306,7 @@ START_TEST(test_pack_small_exactly)
 	/* 100 messages of 10 bytes: 14 bytes each with the header, so 50
 	 * fill a 700-byte frame exactly and the 51st waits. */
 	for (int i = 0; i < 100; i++)
-		ck_assert_int_eq(sendq_push(&q, SENDQ_DATA,
+		ck_assert_int_eq(sendq_push(&q, SENDQ_BULK,
 		                     (uint16_t)(0x400 + i), data + i, 10, false,
 		                     0),
 		    0);
@@ -286,7 +351,7 @@ START_TEST(test_empty_and_control_messages)
 	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, FERRY_MSG_KEEPALIVE, NULL,
 	                     0, false, 0),
 	    0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, "", 0, false, 0), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, "", 0, false, 0), 0);
 	ck_assert_uint_eq(fill(frame, FRAME, FRAME, &next_id, &sf, &cnt), 8);
 	ck_assert_uint_eq(wire_get16(frame), 4);
 	ck_assert_uint_eq(wire_get16(frame + 2), FERRY_MSG_KEEPALIVE);
@@ -341,7 +406,7 @@ START_TEST(test_big_message_fragments)
 	reasm_init(&rs);
 	/* Small by the queue's measure, larger than a frame: the batcher
 	 * converts it and gives it the next message id. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x0777, data, len, false,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x0777, data, len, false,
 	                     0),
 	    0);
 	while (!sendq_empty(&q)) {
@@ -409,7 +474,7 @@ START_TEST(test_large_random_messages)
 		size_t olen = 0;
 		uint16_t type = 0;
 
-		ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x0500,
+		ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x0500,
 		                     data + dstart, len, false, 0),
 		    0);
 		while (!sendq_empty(&q)) {
@@ -467,7 +532,7 @@ START_TEST(test_item_limit)
 	/* Six fragmented messages of 100 bytes: room for all six pieces in
 	 * one frame, but a frame records at most SENT_MAX_ITEMS. */
 	for (uint32_t id = 0; id < 6; id++)
-		ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 100,
+		ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, 100,
 		                     true, id),
 		    0);
 	n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
@@ -493,7 +558,7 @@ START_TEST(test_item_limit)
 	release(&sf);
 	ck_assert(sendq_empty(&q));
 	/* A piece does not start in less than BATCH_MIN_FRAG of room. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x400, data, 1000, true, 9),
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, 1000, true, 9),
 	    0);
 	n = fill(frame, FRAG_HDR + BATCH_MIN_FRAG - 1, FRAME, &next_id, &sf,
 	    &cnt);
@@ -518,14 +583,14 @@ START_TEST(test_retx_before_data)
 	struct outmsg *om;
 
 	/* A 3000-byte message goes out in three frames. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x0600, data, 3000, false,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x0600, data, 3000, false,
 	                     0),
 	    0);
 	(void)fill(frame, FRAME, FRAME, &next_id, &first, &cnt);
 	om = first.items[0].big;
 	ck_assert_uint_eq(om->refs, 2); /* queue + frame */
 	/* Data queued behind it, then the first frame is lost. */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 0x0601, "later", 5, false,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x0601, "later", 5, false,
 	                     0),
 	    0);
 	ck_assert_int_eq(sendq_push_retx(&q, om, first.items[0].off,
@@ -558,6 +623,155 @@ START_TEST(test_retx_before_data)
 }
 END_TEST
 
+/* The type of the first message of a frame. */
+static uint16_t
+first_type(const uint8_t *frame, size_t n)
+{
+	const uint8_t *msg;
+	size_t off = 0, size;
+	uint16_t type;
+
+	ck_assert_int_eq(rx_next(frame, n, &off, &type, &msg, &size), 1);
+	return type;
+}
+
+/* A control message queued behind megabytes of data goes out first; the
+ * core's own message goes before it. */
+START_TEST(test_control_overtakes_megabytes)
+{
+	enum { BYTES = 4 * 1024 * 1024, MSG = 1000 };
+	uint8_t frame[FRAME];
+	struct sent_frame sf;
+	struct batch_counts cnt;
+	uint32_t next_id = 0;
+	size_t n;
+
+	sendq_set_limit(&q, SENDQ_BULK, 2 * BYTES);
+	for (unsigned i = 0; i < BYTES / MSG; i++)
+		ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, MSG,
+		                     false, 0),
+		    0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x401, data, 100000, true,
+	                     7),
+	    0);
+	/* Data is under way when the request comes. */
+	n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+	ck_assert_uint_eq(first_type(frame, n), 0x400);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, "find", 4, false,
+	                     0),
+	    0);
+	n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+	ck_assert_uint_eq(first_type(frame, n), 0x100);
+	ck_assert_uint_eq(wire_get16(frame), FERRY_HDR_SIZE + 4);
+	ck_assert_mem_eq(frame + FERRY_HDR_SIZE, "find", 4);
+	ck_assert(q.lane[SENDQ_CONTROL].bytes == 0);
+	ck_assert(q.lane[SENDQ_BULK].bytes > BYTES - 2 * FRAME);
+	/* The core's own traffic still goes before the layers'. */
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, "next", 4, false,
+	                     0),
+	    0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, FERRY_MSG_KEEPALIVE, NULL,
+	                     0, false, 0),
+	    0);
+	n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+	ck_assert_uint_eq(first_type(frame, n), FERRY_MSG_KEEPALIVE);
+	ck_assert_uint_eq(wire_get16(frame + FERRY_HDR_SIZE + 2), 0x100);
+}
+END_TEST
+
+/* A flood of control messages slows bulk down but never stops it: bulk
+ * goes once control has sent SENDQ_GUARD_BYTES while it waited. */
+START_TEST(test_guard_keeps_bulk_moving)
+{
+	enum { MSG = 1000, NC = 200, NB = 50 };
+	const unsigned run_max = SENDQ_GUARD_BYTES / MSG + 1;
+	uint8_t frame[FRAME];
+	struct sent_frame sf;
+	struct batch_counts cnt;
+	uint32_t next_id = 0;
+	unsigned run = 0, bulk_early = 0, sent_c = 0, sent_b = 0;
+
+	sendq_set_limit(&q, SENDQ_CONTROL, 1 << 20);
+	sendq_set_limit(&q, SENDQ_BULK, 1 << 20);
+	/* Control alone first: with no bulk waiting, nothing is owed. */
+	for (unsigned i = 0; i < 40; i++)
+		ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, data,
+		                     MSG, false, 0),
+		    0);
+	while (!sendq_empty(&q))
+		(void)fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+	ck_assert(q.lane[SENDQ_BULK].waited == 0);
+	for (unsigned i = 0; i < NC; i++)
+		ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x100, data,
+		                     MSG, false, 0),
+		    0);
+	for (unsigned i = 0; i < NB; i++)
+		ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, data, MSG,
+		                     false, 0),
+		    0);
+	/* One message per frame: the frame's type says whose turn it was. */
+	while (!sendq_empty(&q)) {
+		size_t n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+
+		ck_assert_uint_eq(n, FERRY_HDR_SIZE + MSG);
+		if (first_type(frame, n) == 0x100) {
+			sent_c++;
+			ck_assert_uint_le(++run, run_max);
+			continue;
+		}
+		sent_b++;
+		if (sent_c < NC) {
+			ck_assert_uint_eq(run, run_max);
+			bulk_early++;
+		}
+		run = 0;
+	}
+	ck_assert_uint_eq(sent_c, NC);
+	ck_assert_uint_eq(sent_b, NB);
+	ck_assert_uint_eq(bulk_early, NC / run_max);
+}
+END_TEST
+
+/* A lost piece of a control-class message is sent again in its class,
+ * ahead of bulk data queued in the meantime. */
+START_TEST(test_resend_in_own_class)
+{
+	uint8_t frame[FRAME];
+	struct sent_frame first, sf;
+	struct batch_counts cnt;
+	uint32_t next_id = 3;
+	struct frag f;
+	size_t n;
+
+	ck_assert_int_eq(sendq_push(&q, SENDQ_CONTROL, 0x101, data, 3000, false,
+	                     0),
+	    0);
+	n = fill(frame, FRAME, FRAME, &next_id, &first, &cnt);
+	ck_assert_uint_eq(first.n_items, 1);
+	ck_assert_uint_eq(first.items[0].big->cls, SENDQ_CONTROL);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 0x400, "later", 5, false,
+	                     0),
+	    0);
+	ck_assert_int_eq(sendq_push_retx(&q, first.items[0].big,
+	                     first.items[0].off, first.items[0].len),
+	    0);
+	release(&first);
+	ck_assert(!TAILQ_EMPTY(&q.lane[SENDQ_CONTROL].retx));
+	n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+	ck_assert_int_eq(frag_decode(frame, n, &f), 0);
+	ck_assert_uint_eq(f.msg_id, 3);
+	ck_assert_uint_eq(f.off, 0);
+	ck_assert_uint_eq(cnt.retx, 1);
+	release(&sf);
+	while (!sendq_empty(&q)) {
+		n = fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
+		ck_assert_uint_gt(n, 0);
+		release(&sf);
+	}
+	ck_assert(q.bytes == 0);
+}
+END_TEST
+
 START_TEST(test_done_drops_references)
 {
 	struct sent_frame sf;
@@ -567,8 +781,8 @@ START_TEST(test_done_drops_references)
 
 	/* Half-sent large messages, retransmissions and small messages left
 	 * in the queue: sendq_done frees them all (valgrind sees leaks). */
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 5000, true, 1), 0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 50, false, 0), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, 5000, true, 1), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, 50, false, 0), 0);
 	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 1, data, 50, false, 0), 0);
 	(void)fill(frame, FRAME, FRAME, &next_id, &sf, &cnt);
 	ck_assert_uint_eq(sf.n_items, 1);
@@ -594,9 +808,9 @@ START_TEST(test_drop_started)
 	enum sendq_class cls;
 	uint64_t bytes;
 
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 1, data, 5000, true, 1), 0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 2, data, 3000, true, 2), 0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, 3, data, 50, false, 0), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 1, data, 5000, true, 1), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 2, data, 3000, true, 2), 0);
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, 3, data, 50, false, 0), 0);
 	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, 4, data, 50, false, 0), 0);
 	/* The control message and the first piece of message 1 go out;
 	 * that piece is lost and queued again. */
@@ -612,7 +826,7 @@ START_TEST(test_drop_started)
 	ck_assert_uint_eq(bytes, 5000);
 	ck_assert_uint_eq(q.bytes, 3000 + 50);
 	m = sendq_head(&q, &cls);
-	ck_assert(cls == SENDQ_DATA && m->big != NULL && m->big->msg_id == 2);
+	ck_assert(cls == SENDQ_BULK && m->big != NULL && m->big->msg_id == 2);
 	ck_assert(!m->big->abandoned);
 	/* Nothing more to give up. */
 	ck_assert_uint_eq(sendq_drop_started(&q, &bytes), 0);
@@ -630,6 +844,7 @@ test_suite(void)
 	tcase_add_checked_fixture(tc, test_setup, test_teardown);
 	tcase_add_test(tc, test_classes_in_order);
 	tcase_add_test(tc, test_byte_bound);
+	tcase_add_test(tc, test_bounds_independent);
 	tcase_add_test(tc, test_empty_messages_bounded);
 	tcase_add_test(tc, test_drain_at_half);
 	tcase_add_test(tc, test_lone_oversize_message);
@@ -642,6 +857,9 @@ test_suite(void)
 	tcase_add_test(tc, test_large_random_messages);
 	tcase_add_test(tc, test_item_limit);
 	tcase_add_test(tc, test_retx_before_data);
+	tcase_add_test(tc, test_control_overtakes_megabytes);
+	tcase_add_test(tc, test_guard_keeps_bulk_moving);
+	tcase_add_test(tc, test_resend_in_own_class);
 	tcase_add_test(tc, test_done_drops_references);
 	tcase_add_test(tc, test_drop_started);
 	suite_add_tcase(s, tc);

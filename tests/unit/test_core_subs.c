@@ -92,16 +92,18 @@ rec_on_peer(void *cls, const struct ferry_peer_id *peer, bool up)
 	r->last_up = up;
 	if (up && r->raise_down && r->sub.list != NULL) {
 		r->raise_down = false;
-		subs_emit(r->sub.list, peer, false);
+		subs_emit(r->sub.list, peer, false, CORE_CLASS_BULK);
 	}
 	rec_act(r);
 }
 
 static void
-rec_on_drain(void *cls, const struct ferry_peer_id *peer)
+rec_on_drain(void *cls, const struct ferry_peer_id *peer,
+    enum core_class qclass)
 {
 	struct rec *r = cls;
 
+	ck_assert_int_eq(qclass, CORE_CLASS_BULK);
 	order_add(r->name);
 	r->calls++;
 	r->last = *peer;
@@ -150,15 +152,15 @@ START_TEST(test_two_subscribers)
 	rec_join(&l, &a);
 	rec_join(&l, &b);
 	ck_assert_uint_eq(subs_count(&l), 2);
-	subs_emit(&l, &p, true);
-	subs_emit(&l, &p, false);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
+	subs_emit(&l, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abAB");
 	ck_assert_mem_eq(&a.last, &p, sizeof(p));
 	ck_assert_mem_eq(&b.last, &p, sizeof(p));
 	/* One leaving does not unhook the other. */
 	core_unsubscribe(&a.sub);
 	ck_assert_ptr_null(a.sub.list);
-	subs_emit(&l, &p, true);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abABb");
 	ck_assert_uint_eq(a.calls, 2);
 	ck_assert_uint_eq(b.calls, 3);
@@ -187,10 +189,10 @@ START_TEST(test_leave_in_own_callback)
 	rec_join(&l, a);
 	rec_join(&l, &b);
 	rec_join(&l, &c);
-	subs_emit(&l, &p, true);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abc");
 	ck_assert_uint_eq(subs_count(&l), 1);
-	subs_emit(&l, &p, false);
+	subs_emit(&l, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abcC");
 	ck_assert_uint_eq(b.calls, 1);
 	ck_assert_uint_eq(c.calls, 2);
@@ -214,15 +216,15 @@ START_TEST(test_kick_other_in_callback)
 	rec_join(&l, &a);
 	rec_join(&l, &b);
 	rec_join(&l, &c);
-	subs_emit(&l, &p, true);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "ac");
 	ck_assert_uint_eq(b.calls, 0);
 	/* And c makes a, already called, leave: the rest goes on. */
 	a.kick = NULL;
 	c.kick = &a.sub;
-	subs_emit(&l, &p, false);
+	subs_emit(&l, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "acAC");
-	subs_emit(&l, &p, true);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "acACc");
 	subs_done(&l);
 }
@@ -245,10 +247,10 @@ START_TEST(test_join_in_callback)
 	 * the next event on. */
 	a.join = &b;
 	a.list = &l;
-	subs_emit(&l, &p, true);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "ac");
 	a.join = NULL;
-	subs_emit(&l, &p, false);
+	subs_emit(&l, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "acACB");
 	subs_done(&l);
 }
@@ -271,7 +273,7 @@ START_TEST(test_event_during_dispatch)
 	rec_join(&l, &a);
 	rec_join(&l, &b);
 	rec_join(&l, &c);
-	subs_emit(&l, &p, true);
+	subs_emit(&l, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abcABC");
 	ck_assert(!b.last_up);
 	ck_assert(!c.last_up);
@@ -298,8 +300,8 @@ START_TEST(test_subscribe_rules)
 	                     (union core_sub_fn){ .drain = rec_on_drain }, &a),
 	    -EALREADY);
 	ck_assert_ptr_eq(a.sub.list, &l);
-	subs_emit(&l, &p, false);
-	subs_emit(&m, &p, false);
+	subs_emit(&l, &p, false, CORE_CLASS_BULK);
+	subs_emit(&m, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "a");
 	/* Leaving twice is harmless; so is leaving after the list is done. */
 	core_unsubscribe(&a.sub);
@@ -388,16 +390,16 @@ START_TEST(test_core_two_layers)
 	ck_assert_int_eq(core_peer_subscribe(fx.core, &b.sub, NULL, &b),
 	    -EINVAL);
 	/* What peer.c and tx.c raise. */
-	subs_emit(&fx.core->peer_subs, &p, true);
-	subs_emit(&fx.core->drain_subs, &p, false);
+	subs_emit(&fx.core->peer_subs, &p, true, CORE_CLASS_BULK);
+	subs_emit(&fx.core->drain_subs, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abxy");
 	/* a leaves from inside its callback; b stays. */
 	a.leave_self = true;
-	subs_emit(&fx.core->peer_subs, &p, false);
-	subs_emit(&fx.core->peer_subs, &p, true);
+	subs_emit(&fx.core->peer_subs, &p, false, CORE_CLASS_BULK);
+	subs_emit(&fx.core->peer_subs, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abxyABb");
 	core_unsubscribe(&da.sub);
-	subs_emit(&fx.core->drain_subs, &p, false);
+	subs_emit(&fx.core->drain_subs, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "abxyABby");
 	/* core_free ends what is left: leaving afterwards is harmless. */
 	core_free(fx.core);
@@ -439,15 +441,15 @@ START_TEST(test_service_leaves_others_hooked)
 	                     rec_on_peer, &peer_sub),
 	    0);
 	ck_assert_uint_eq(subs_count(&fx.core->drain_subs), 2);
-	subs_emit(&fx.core->drain_subs, &p, false);
+	subs_emit(&fx.core->drain_subs, &p, false, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "d");
 	service_free(svc);
 	/* Only the service's own subscription went. */
 	ck_assert_uint_eq(subs_count(&fx.core->drain_subs), 1);
 	ck_assert_ptr_eq(drain_sub.sub.list, &fx.core->drain_subs);
 	ck_assert_ptr_eq(peer_sub.sub.list, &fx.core->peer_subs);
-	subs_emit(&fx.core->drain_subs, &p, false);
-	subs_emit(&fx.core->peer_subs, &p, true);
+	subs_emit(&fx.core->drain_subs, &p, false, CORE_CLASS_BULK);
+	subs_emit(&fx.core->peer_subs, &p, true, CORE_CLASS_BULK);
 	ck_assert_str_eq(order, "ddp");
 	ck_assert_uint_eq(drain_sub.calls, 2);
 	core_unsubscribe(&drain_sub.sub);

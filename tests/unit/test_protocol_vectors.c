@@ -536,15 +536,15 @@ first_plaintext(uint8_t *buf, size_t max, struct batch_iov *iov)
 	memset(&sf, 0, sizeof(sf));
 	memset(&cnt, 0, sizeof(cnt));
 	memset(iov, 0, sizeof(*iov));
-	sendq_init(&q, 1 << 20);
+	sendq_init(&q);
 	ck_assert_int_eq(sendq_push(&q, SENDQ_CTRL, FERRY_MSG_KEEPALIVE, NULL,
 	                     0, false, 0),
 	    0);
-	ck_assert_int_eq(sendq_push(&q, SENDQ_DATA, APP_TYPE, APP_BODY,
+	ck_assert_int_eq(sendq_push(&q, SENDQ_BULK, APP_TYPE, APP_BODY,
 	                     strlen(APP_BODY), false, 0),
 	    0);
 	n = batch_fill(&q, buf, max, UDP_MTU - FERRY_ENC_OVERHEAD, &msg_id, &sf,
-	    &cnt, iov);
+	    &cnt, iov, false);
 	ck_assert(sendq_empty(&q));
 	sendq_done(&q);
 	return n;
