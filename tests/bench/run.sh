@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# ferry's benchmarks (issues 4 and 5; tests/bench/README): builds a
-# Release tree if needed, runs bench_rtt, bench_throughput and
-# bench_latency (and bench_smtp when asked), and draws their PNG plots
+# ferry's benchmarks (issues 4, 5 and 12; tests/bench/README): builds a
+# Release tree if needed, runs bench_rtt, bench_throughput, bench_latency
+# and bench_store (and bench_smtp when asked), and draws their PNG plots
 # with gnuplot, all into one output directory.
 #
 # Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
@@ -14,7 +14,8 @@
 #   -o   output directory (default ./bench-out)
 #   -b   build directory (default <source>/build-bench, configured with
 #        -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRY_BENCH=ON)
-#   -s   which benchmarks to run (default rtt,throughput,latency)
+#   -s   which benchmarks to run (default rtt,throughput,latency,store;
+#        store measures the disk of $TMPDIR, or /tmp)
 #   --smtp  add the SMTP benchmark (bench_smtp, issue 5) to them. Not in
 #        the default set: it needs root, installs and starts Postfix and
 #        procmail through tests/mta/setup-mta.sh, makes test users, and
@@ -39,7 +40,7 @@ build=$src/build-bench
 out=bench-out
 quick=()
 reps=()
-which=rtt,throughput,latency
+which=rtt,throughput,latency,store
 
 # --smtp (a long option getopts does not know): add smtp to the set.
 args=()
@@ -160,6 +161,9 @@ case ",$which," in *,throughput,*)
 esac
 case ",$which," in *,latency,*)
     run bench_latency "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
+case ",$which," in *,store,*)
+    run bench_store "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
 case ",$which," in *,smtp,*)
     if [ "$(id -u)" -ne 0 ]; then
