@@ -24,6 +24,7 @@
 #include "core/core_cfg.h"
 #include "core/transport.h"
 #include "daemon/schema.h"
+#include "dht/dhtnode.h"
 #include "daemon/sdnotify.h"
 #include "lib/cfg.h"
 #include "lib/dirs.h"
@@ -57,6 +58,7 @@ struct ferryd {
 	char state_dir[PATH_MAX];
 	char runtime_dir[PATH_MAX];
 	struct core *core;
+	struct dhtnode *dht; /* NULL when [dht] ENABLE = no */
 	struct service *service;
 	struct event *sig_term, *sig_int, *sig_hup;
 	int exit_code;
@@ -65,6 +67,9 @@ struct ferryd {
 static int ferryd_core_init(struct ferryd *d);
 static int ferryd_core_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_core_shutdown(struct ferryd *d);
+static int ferryd_dht_init(struct ferryd *d);
+static int ferryd_dht_reload(struct ferryd *d, struct cfg *cfg);
+static void ferryd_dht_shutdown(struct ferryd *d);
 static int ferryd_service_init(struct ferryd *d);
 static int ferryd_service_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_service_shutdown(struct ferryd *d);
@@ -86,6 +91,8 @@ static const struct subsystem {
 } subsystems[] = {
 	{ "core", core_cfg_keys, core_config_check, ferryd_core_init,
 	    ferryd_core_reload, ferryd_core_shutdown },
+	{ "dht", dhtnode_cfg_keys, dhtnode_config_check, ferryd_dht_init,
+	    ferryd_dht_reload, ferryd_dht_shutdown },
 	{ "service", service_cfg_keys, service_config_check,
 	    ferryd_service_init, ferryd_service_reload,
 	    ferryd_service_shutdown },
@@ -294,6 +301,26 @@ ferryd_core_shutdown(struct ferryd *d)
 {
 	core_free(d->core);
 	d->core = NULL;
+}
+
+static int
+ferryd_dht_init(struct ferryd *d)
+{
+	return dhtnode_new(d->base, d->cfg, d->stats, d->core, d->state_dir,
+	    &d->dht);
+}
+
+static int
+ferryd_dht_reload(struct ferryd *d, struct cfg *cfg)
+{
+	return dhtnode_reload(d->dht, cfg);
+}
+
+static void
+ferryd_dht_shutdown(struct ferryd *d)
+{
+	dhtnode_free(d->dht);
+	d->dht = NULL;
 }
 
 static void

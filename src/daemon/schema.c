@@ -14,6 +14,7 @@
 
 #include "core/core.h"
 #include "core/core_cfg.h"
+#include "dht/dhtnode.h"
 #include "lib/cfg.h"
 #include "lib/log.h"
 #include "service/service.h"
@@ -82,6 +83,7 @@ schema_dump(struct cfg *cfg, FILE *out)
 
 	schema_table(out, ferryd_cfg_keys);
 	schema_table(out, core_cfg_keys);
+	schema_table(out, dhtnode_cfg_keys);
 	schema_table(out, service_cfg_keys);
 	n = schema_plugins(core_cfg_plugin_dir(cfg), names,
 	    sizeof(names) / sizeof(names[0]));

@@ -26,6 +26,7 @@
 #include "lib/stats.h"
 #include "core/core_cfg.h"
 #include "core/transport.h"
+#include "dht/dhtnode.h"
 #ifdef FERRY_HAVE_SERVICE
 #include "service/service.h"
 #endif
@@ -251,6 +252,7 @@ test_collect_code(void)
 	test_parse_c_table(ferryd, "ferryd_cfg_keys[]", "src/daemon/ferryd.c");
 	free(ferryd);
 	test_add_table(core_cfg_keys, "core_cfg_keys");
+	test_add_table(dhtnode_cfg_keys, "dhtnode_cfg_keys");
 #ifdef FERRY_HAVE_SERVICE
 	test_add_table(service_cfg_keys, "service_cfg_keys");
 #endif

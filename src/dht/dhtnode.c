@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The DHT in the daemon (see dhtnode.h), dht layer: starts the block
+ * store and the DHT, hands them the core's messages and link events,
+ * ticks them, and keeps the routing table across restarts.
+ */
+#define LOG_TAG "dht"
+#include "dht/dhtnode_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "dht/store.h"
+#include "lib/buf.h"
+#include "lib/fsutil.h"
+#include "lib/log.h"
+#include "lib/time.h"
+
+#define DHTNODE_TICK_US  (100u * 1000)
+#define DHTNODE_SAVE_US  (300u * 1000 * 1000) /* the table, every 5 min */
+#define DHTNODE_TABLE_MAX (8u << 20)
+
+struct dhtnode_find {
+	struct ferry_peer_id id;
+	uint64_t net;
+};
+
+/* The network of a peer's address as the core shows it: "a.b.c.d:port"
+ * or "[v6]:port"; 0 for others (mail). */
+static void
+dhtnode_find_net(void *cls, const struct core_peer_info *pi)
+{
+	struct dhtnode_find *f = cls;
+	char host[256];
+	uint8_t a[16];
+	const char *s = pi->address, *end;
+
+	if (memcmp(&pi->id, &f->id, sizeof(f->id)) != 0)
+		return;
+	if (*s == '[') {
+		s++;
+		end = strchr(s, ']');
+	} else {
+		end = strrchr(s, ':');
+	}
+	if (end == NULL || (size_t)(end - s) >= sizeof(host))
+		return;
+	memcpy(host, s, (size_t)(end - s));
+	host[end - s] = '\0';
+	if (inet_pton(AF_INET, host, a) == 1)
+		f->net = rtable_net_of(a, 4);
+	else if (inet_pton(AF_INET6, host, a) == 1)
+		f->net = rtable_net_of(a, 16);
+}
+
+static void
+dhtnode_on_peer(void *cls, const struct ferry_peer_id *peer, bool up)
+{
+	struct dhtnode *n = cls;
+	struct dhtnode_find f = { *peer, 0 };
+	struct dhtkey k;
+
+	dhtkey_from_peer(peer, &k);
+	if (!up) {
+		dht_peer_down(n->dht, &k);
+		return;
+	}
+	core_peers_foreach(n->core, dhtnode_find_net, &f);
+	dht_peer_up(n->dht, &k, f.net);
+}
+
+static void
+dhtnode_on_message(void *cls, const struct ferry_peer_id *peer,
+    uint16_t type, const void *data, size_t len)
+{
+	struct dhtnode *n = cls;
+	struct dhtkey k;
+
+	dhtkey_from_peer(peer, &k);
+	dht_receive(n->dht, &k, type, data, len);
+}
+
+static void
+dhtnode_save(struct dhtnode *n)
+{
+	struct buf out;
+	int r;
+
+	buf_init(&out);
+	r = rtable_encode(dht_rtable(n->dht), &out);
+	if (r == 0)
+		r = fs_write_atomic(n->table_path, buf_head(&out),
+		    buf_size(&out), 0600);
+	if (r < 0)
+		log_warn_errno(r, "cannot save the routing table to %s",
+		    n->table_path);
+	buf_done(&out);
+	n->saved_us = time_mono_us();
+}
+
+static void
+dhtnode_load(struct dhtnode *n)
+{
+	uint8_t *data;
+	size_t len;
+	int r = fs_read_file(n->table_path, DHTNODE_TABLE_MAX, &data, &len);
+
+	if (r == -ENOENT)
+		return;
+	if (r == 0)
+		r = dht_load_table(n->dht, data, len);
+	if (r == 0)
+		free(data);
+	else if (r != -ENOENT) {
+		free(data);
+		/* A table is only a head start: without it the DHT finds
+		 * its peers again from the core's. */
+		log_warn_errno(r, "ignoring the routing table in %s",
+		    n->table_path);
+	}
+}
+
+static void
+dhtnode_tick_cb(evutil_socket_t fd, short what, void *cls)
+{
+	struct dhtnode *n = cls;
+
+	(void)fd;
+	(void)what;
+	dht_tick(n->dht);
+	if (time_mono_us() - n->saved_us >= DHTNODE_SAVE_US)
+		dhtnode_save(n);
+}
+
+static int
+dhtnode_start(struct dhtnode *n, const struct dhtnode_cfg *c)
+{
+	struct timeval tv = { 0, DHTNODE_TICK_US };
+	struct dht_env env;
+	int r;
+
+	r = store_open(n->base, n->state_dir, core_identity(n->core)->bytes,
+	    c->quota, &n->store);
+	if (r < 0)
+		return r; /* logged by the store, with its path */
+	dhtnode_env_fill(n, &env);
+	r = dht_new(&env, &c->dht, &n->dht);
+	if (r < 0)
+		return r;
+	dhtnode_load(n);
+	r = core_handler_set(n->core, FERRY_MSG_DHT_MIN,
+	    FERRY_MSG_STORAGE_MIN - 1, dhtnode_on_message, n);
+	if (r < 0)
+		return r;
+	n->handler_set = true;
+	r = core_peer_subscribe(n->core, &n->peer_sub, dhtnode_on_peer, n);
+	if (r < 0)
+		return r;
+	n->ev_tick = event_new(n->base, -1, EV_PERSIST, dhtnode_tick_cb, n);
+	if (n->ev_tick == NULL || event_add(n->ev_tick, &tv) < 0)
+		return -ENOMEM;
+	n->saved_us = time_mono_us();
+	return 0;
+}
+
+int
+dhtnode_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
+    struct core *core, const char *state_dir, struct dhtnode **ret)
+{
+	struct dhtnode_cfg c;
+	struct dhtnode *n;
+	int r = dhtnode_cfg_parse(cfg, &c);
+
+	if (r < 0)
+		return r;
+	if (!c.enable) {
+		log_notice("the DHT is off ([dht] ENABLE = no)");
+		*ret = NULL;
+		return 0;
+	}
+	n = calloc(1, sizeof(*n));
+	if (n == NULL)
+		return -ENOMEM;
+	n->base = base;
+	n->core = core;
+	n->stats = stats;
+	if (fs_path_join(n->state_dir, sizeof(n->state_dir), state_dir, "") <
+	        0 ||
+	    fs_path_join(n->table_path, sizeof(n->table_path), state_dir,
+	        DHTNODE_TABLE_FILE) < 0) {
+		free(n);
+		return -ENAMETOOLONG;
+	}
+	r = dhtnode_start(n, &c);
+	if (r < 0) {
+		log_err_errno(r, "cannot start the DHT");
+		dhtnode_free(n);
+		return r;
+	}
+	*ret = n;
+	return 0;
+}
+
+int
+dhtnode_reload(struct dhtnode *n, struct cfg *cfg)
+{
+	struct dhtnode_cfg c;
+	int r = dhtnode_cfg_parse(cfg, &c);
+
+	if (r < 0 || n == NULL)
+		return r;
+	if (!c.enable)
+		log_notice("[dht] ENABLE takes effect after a restart");
+	return dht_set_cfg(n->dht, &c.dht);
+}
+
+void
+dhtnode_free(struct dhtnode *n)
+{
+	if (n == NULL)
+		return;
+	if (n->ev_tick != NULL)
+		event_free(n->ev_tick);
+	core_unsubscribe(&n->peer_sub);
+	if (n->handler_set)
+		core_handler_unset(n->core, FERRY_MSG_DHT_MIN,
+		    FERRY_MSG_STORAGE_MIN - 1);
+	if (n->dht != NULL)
+		dhtnode_save(n);
+	/* The store goes first: its last callbacks answer through the DHT,
+	 * which must still be there, and may not reach the store again. */
+	n->store_closing = true;
+	store_free(n->store);
+	dht_free(n->dht);
+	free(n);
+}
+
+struct dht *
+dhtnode_dht(struct dhtnode *n)
+{
+	return n != NULL ? n->dht : NULL;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The [dht] section (see dhtnode.h), dht layer. */
+#define LOG_TAG "dht"
+#include "dht/dhtnode_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "lib/log.h"
+
+const struct cfg_schema_key dhtnode_cfg_keys[] = {
+	{ "dht", "ENABLE", "yes",
+	    "run the DHT: route requests, store blocks for others" },
+	{ "dht", "K", "20",
+	    "peers per routing-table bucket, and the peers FIND answers with" },
+	{ "dht", "REPLICATION", "3",
+	    "peers that store a block put without a count of its own" },
+	{ "dht", "PER_NETWORK", "2",
+	    "entries of one network (IPv4 /24, IPv6 /48) in a bucket; 0: no bound" },
+	{ "dht", "MAX_HOPS", "32", "hops a request may take" },
+	{ "dht", "MAX_BLOCK", "1 MiB", "largest block stored or sent" },
+	{ "dht", "QUOTA", "1 GiB", "bytes of blocks stored for the network" },
+	{ "dht", "REQUEST_TIMEOUT", "10 s",
+	    "a request of ours that has no answer by then fails" },
+	{ "dht", "REFRESH_INTERVAL", "60 s",
+	    "a bucket not looked into for this long is looked into" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* One key, logged once on failure. */
+static int
+dhtnode_cfg_uint(struct cfg *cfg, const char *key, uint64_t min,
+    uint64_t max, uint64_t *ret)
+{
+	if (cfg_get_uint(cfg, "dht", key, min, max, ret) < 0) {
+		log_err("%s", cfg_error(cfg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+dhtnode_cfg_dur(struct cfg *cfg, const char *key, uint64_t *ret)
+{
+	if (cfg_get_duration(cfg, "dht", key, 100000, 86400000000ull, ret) <
+	    0) {
+		log_err("%s", cfg_error(cfg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+dhtnode_cfg_size(struct cfg *cfg, const char *key, uint64_t min,
+    uint64_t max, uint64_t *ret)
+{
+	if (cfg_get_size(cfg, "dht", key, min, max, ret) < 0) {
+		log_err("%s", cfg_error(cfg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
+{
+	struct dhtnode_cfg c;
+	uint64_t v[4];
+	int r = 0;
+
+	memset(&c, 0, sizeof(c));
+	dht_cfg_default(&c.dht);
+	if (cfg_get_bool(cfg, "dht", "ENABLE", &c.enable) < 0) {
+		log_err("%s", cfg_error(cfg));
+		r = -EINVAL;
+	}
+	r |= dhtnode_cfg_uint(cfg, "K", 1, RTABLE_K_MAX, &v[0]);
+	r |= dhtnode_cfg_uint(cfg, "REPLICATION", 1, DHTMSG_REPL_MAX, &v[1]);
+	r |= dhtnode_cfg_uint(cfg, "PER_NETWORK", 0, RTABLE_K_MAX, &v[2]);
+	r |= dhtnode_cfg_uint(cfg, "MAX_HOPS", 1, DHTMSG_HOPS_MAX, &v[3]);
+	r |= dhtnode_cfg_size(cfg, "MAX_BLOCK", 1, DHTMSG_BLOCK_MAX, &c.max_block);
+	r |= dhtnode_cfg_size(cfg, "QUOTA", 0, UINT64_MAX, &c.quota);
+	r |= dhtnode_cfg_dur(cfg, "REQUEST_TIMEOUT", &c.dht.timeout_us);
+	r |= dhtnode_cfg_dur(cfg, "REFRESH_INTERVAL", &c.dht.refresh_us);
+	if (r != 0)
+		return -EINVAL;
+	c.dht.k = (unsigned)v[0];
+	c.dht.replication = (unsigned)v[1];
+	c.dht.per_net = (unsigned)v[2];
+	c.dht.hops_max = (unsigned)v[3];
+	c.dht.max_block = (size_t)c.max_block;
+	*ret = c;
+	return 0;
+}
+
+int
+dhtnode_config_check(struct cfg *cfg)
+{
+	struct dhtnode_cfg c;
+
+	return dhtnode_cfg_parse(cfg, &c);
+}

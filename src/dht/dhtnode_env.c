@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * What the DHT needs of the daemon (struct dht_env), dht layer: the
+ * core's links and messages, its identity, the block store and the
+ * counters. The simulator of a later issue fills the same struct with a
+ * network of its own.
+ */
+#include "dht/dhtnode_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "dht/store.h"
+#include "lib/stats.h"
+#include "lib/time.h"
+
+/* Requests and small answers overtake bulk data queued to the same
+ * peer; blocks travel as bulk. */
+#define DHTNODE_CONTROL_MAX 4096
+
+static struct ferry_peer_id
+dhtnode_id(const struct dhtkey *k)
+{
+	struct ferry_peer_id id;
+
+	dhtkey_to_peer(k, &id);
+	return id;
+}
+
+static int
+dhtnode_send(void *cls, const struct dhtkey *peer, uint16_t type,
+    const void *body, size_t len)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+
+	return core_send_class(n->core, &id,
+	    len <= DHTNODE_CONTROL_MAX ? CORE_CLASS_CONTROL : CORE_CLASS_BULK,
+	    type, body, len);
+}
+
+static bool
+dhtnode_linked(void *cls, const struct dhtkey *peer)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+	uint64_t bytes;
+
+	return core_peer_queue_bytes(n->core, &id, CORE_CLASS_CONTROL,
+	           &bytes) == 0;
+}
+
+static int
+dhtnode_link(void *cls, const struct dhtkey *peer, const void *helo,
+    size_t helo_len)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+	int r;
+
+	if (helo_len > 0) {
+		r = core_learn_helo(n->core, NULL, helo, helo_len);
+		if (r < 0)
+			return r;
+	}
+	return core_link(n->core, &id);
+}
+
+static size_t
+dhtnode_helos(struct dhtnode *n, const struct ferry_peer_id *id,
+    uint8_t *buf, size_t size)
+{
+	size_t len;
+
+	return core_peer_helos(n->core, id, buf, size, &len) == 0 ? len : 0;
+}
+
+static size_t
+dhtnode_own_helo(void *cls, uint8_t *buf, size_t size)
+{
+	struct dhtnode *n = cls;
+
+	return dhtnode_helos(n, core_identity(n->core), buf, size);
+}
+
+static size_t
+dhtnode_peer_helo(void *cls, const struct dhtkey *peer, uint8_t *buf,
+    size_t size)
+{
+	struct ferry_peer_id id = dhtnode_id(peer);
+
+	return dhtnode_helos(cls, &id, buf, size);
+}
+
+static uint64_t
+dhtnode_now(void *cls)
+{
+	(void)cls;
+	return time_mono_us();
+}
+
+static uint64_t
+dhtnode_wall(void *cls)
+{
+	(void)cls;
+	return (uint64_t)time(NULL);
+}
+
+static bool
+dhtnode_has(void *cls, const struct dhtkey *key)
+{
+	struct dhtnode *n = cls;
+
+	return !n->store_closing && store_has(n->store, key->b);
+}
+
+static int
+dhtnode_put(void *cls, const struct dhtkey *key, const void *data,
+    size_t len, uint64_t expiry, dht_store_done_fn *done, void *arg)
+{
+	struct dhtnode *n = cls;
+
+	if (n->store_closing)
+		return -ECANCELED;
+	return store_put(n->store, key->b, data, len, expiry, done, arg);
+}
+
+static int
+dhtnode_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
+    void *arg)
+{
+	struct dhtnode *n = cls;
+
+	if (n->store_closing)
+		return -ECANCELED;
+	return store_get(n->store, key->b, got, arg);
+}
+
+static void
+dhtnode_info(void *cls, uint64_t *ret_blocks, uint64_t *ret_bytes,
+    uint64_t *ret_quota)
+{
+	struct dhtnode *n = cls;
+	struct store_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (!n->store_closing)
+		store_stats(n->store, &st);
+	*ret_blocks = st.blocks;
+	*ret_bytes = st.bytes;
+	*ret_quota = st.quota;
+}
+
+static uint64_t *
+dhtnode_stat(void *cls, const char *name)
+{
+	struct dhtnode *n = cls;
+	uint64_t *p = stats_counter2(n->stats, "dht", name);
+
+	return p != NULL ? p : &n->sink;
+}
+
+void
+dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->cls = n;
+	env->ident = core_ident(n->core);
+	env->send = dhtnode_send;
+	env->linked = dhtnode_linked;
+	env->link = dhtnode_link;
+	env->own_helo = dhtnode_own_helo;
+	env->peer_helo = dhtnode_peer_helo;
+	env->now_us = dhtnode_now;
+	env->wall_s = dhtnode_wall;
+	env->store_has = dhtnode_has;
+	env->store_put = dhtnode_put;
+	env->store_get = dhtnode_get;
+	env->store_info = dhtnode_info;
+	env->stat = dhtnode_stat;
+}

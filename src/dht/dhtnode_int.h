@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* State shared by dhtnode*.c (see dhtnode.h), dht layer. */
+#ifndef FERRY_DHT_DHTNODE_INT_H
+#define FERRY_DHT_DHTNODE_INT_H
+
+#include <stdbool.h>
+
+#include "core/core.h"
+#include "dht/dht.h"
+#include "dht/dhtnode.h"
+#include "dht/rtable.h"
+
+/* [dht], parsed. */
+struct dhtnode_cfg {
+	bool enable;
+	struct dht_cfg dht;
+	uint64_t max_block;
+	uint64_t quota;
+};
+
+struct store;
+
+struct dhtnode {
+	struct event_base *base; /* borrowed */
+	struct core *core;       /* borrowed */
+	struct stats *stats;     /* borrowed */
+	struct store *store;     /* owned */
+	struct dht *dht;         /* owned */
+	struct event *ev_tick;   /* dht_tick, and saving the table */
+	struct core_sub peer_sub;
+	bool handler_set;
+	bool store_closing;      /* store_free() runs: no more calls */
+	uint64_t sink;           /* counter of last resort */
+	uint64_t saved_us;       /* when the table was last written */
+	char table_path[4096];
+	char state_dir[4096];
+};
+
+/* dhtnode_cfg.c */
+int dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret);
+
+/* dhtnode_env.c */
+/* Fills env with the calls that go to n's core and store. */
+void dhtnode_env_fill(struct dhtnode *n, struct dht_env *env);
+
+#endif /* FERRY_DHT_DHTNODE_INT_H */
