@@ -317,6 +317,38 @@ out:
 	return r;
 }
 
+/* SQLite's fchown in place of the system's: it does nothing. */
+static int
+store_db_no_fchown(int fd, uid_t uid, gid_t gid)
+{
+	(void)fd;
+	(void)uid;
+	(void)gid;
+	return 0;
+}
+
+/*
+ * Run as root, SQLite hands each new WAL and journal file to the owner of
+ * its database with fchown(), which ferryd's unit forbids (@privileged)
+ * and ferryd never needs: its state directory and everything in it are
+ * its own. The unix VFS lets a program replace the system calls it uses;
+ * this one is replaced once, before any database is opened.
+ */
+static void
+store_db_vfs_setup(void)
+{
+	static bool done;
+	sqlite3_vfs *vfs;
+
+	if (done)
+		return;
+	done = true;
+	vfs = sqlite3_vfs_find(NULL);
+	if (vfs != NULL && vfs->iVersion >= 3 && vfs->xSetSystemCall != NULL)
+		(void)vfs->xSetSystemCall(vfs, "fchown",
+		    (sqlite3_syscall_ptr)store_db_no_fchown);
+}
+
 int
 store_db_open(const char *dir, const uint8_t own_id[STORE_KEY_LEN],
     uint64_t quota, store_db_row_fn *fn, void *cls, struct store_db **ret_db)
@@ -327,6 +359,7 @@ store_db_open(const char *dir, const uint8_t own_id[STORE_KEY_LEN],
 	struct store_db *d = NULL;
 	int r;
 
+	store_db_vfs_setup();
 	r = fs_path_join(path, sizeof(path), dir, STORE_DB_FILE);
 	if (r < 0)
 		return store_db_refuse(dir, r, "path too long", NULL);
