@@ -31,6 +31,7 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->path_max = 65536;
 	ret->max_fails = 3;
 	ret->refresh_us = 60u * 1000 * 1000;
+	ret->request_rate = 1000;
 }
 
 static bool
@@ -54,6 +55,7 @@ dht_counters_bind(struct dht *d)
 		C(answers_routed), C(routed_back), C(answers_lost),
 		C(receipts_in), C(receipts_bad), C(blocks_bad),
 		C(unsolicited), C(timeouts), C(requests_out),
+		C(rate_limited),
 #undef C
 	};
 
@@ -75,11 +77,14 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->env = *env;
 	d->cfg = *cfg;
 	TAILQ_INIT(&d->ops);
+	TAILQ_INIT(&d->limits);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
 	d->op_by_id = map_new();
+	d->limit_by_peer = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
+	    d->limit_by_peer == NULL ||
 	    dht_counters_bind(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
@@ -96,6 +101,9 @@ dht_free(struct dht *d)
 	if (d->op_by_id != NULL)
 		dht_ops_cancel_all(d);
 	map_free(d->op_by_id);
+	if (d->limit_by_peer != NULL)
+		dht_limit_done(d);
+	map_free(d->limit_by_peer);
 	pathcache_free(d->paths);
 	rtable_free(d->rt);
 	free(d);
@@ -195,6 +203,10 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		(*d->c.malformed)++;
 		return;
 	}
+	if (!dht_limit_take(d, from)) {
+		(*d->c.rate_limited)++;
+		return;
+	}
 	(*d->c.requests_in)++;
 	(void)rtable_seen(d->rt, from, 0, dht_now(d));
 	dht_route_request(d, from, &req);
@@ -255,6 +267,7 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.refresh_us = cfg->refresh_us;
 	d->cfg.hops_max = cfg->hops_max;
 	d->cfg.max_block = cfg->max_block;
+	d->cfg.request_rate = cfg->request_rate;
 	return 0;
 }
 

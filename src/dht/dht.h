@@ -83,6 +83,8 @@ struct dht_cfg {
 	size_t path_max;       /* and at most this many */
 	unsigned max_fails;    /* unanswered requests before an entry goes */
 	uint64_t refresh_us;   /* a bucket not looked into this long is */
+	unsigned request_rate; /* requests a second from one neighbour
+				* (bursts of twice that); 0: no limit */
 };
 
 /* The defaults ferryd.conf(5) documents. */

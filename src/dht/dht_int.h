@@ -15,6 +15,9 @@
 #include "lib/buf.h"
 
 struct map;
+struct dht_limit;
+
+#define DHT_LIMIT_PEERS 4096 /* request buckets kept, one per neighbour */
 
 /* The "dht.*" counters; each points at the env's counter. */
 struct dht_counters {
@@ -38,6 +41,7 @@ struct dht_counters {
 	uint64_t *unsolicited;     /* answers to no request of ours */
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
+	uint64_t *rate_limited;    /* requests over their neighbour's rate */
 };
 
 /* One request of ours. */
@@ -74,6 +78,9 @@ struct dht {
 	struct pathcache *paths;
 	TAILQ_HEAD(, dht_op) ops;
 	struct map *op_by_id; /* req_id -> op */
+	TAILQ_HEAD(, dht_limit) limits; /* least recently used first */
+	struct map *limit_by_peer;      /* neighbour -> its bucket */
+	size_t n_limits;
 	bool starting;        /* inside dht_put/get/find */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
@@ -89,6 +96,11 @@ int dht_next_hop(struct dht *d, const struct dhtkey *key,
 size_t dht_closest_with_self(struct dht *d, const struct dhtkey *key,
     size_t n, struct dhtkey *ret);
 uint64_t dht_now(const struct dht *d);
+
+/* dht_limit.c */
+/* A token of from's request allowance: false if it has none left. */
+bool dht_limit_take(struct dht *d, const struct dhtkey *from);
+void dht_limit_done(struct dht *d);
 
 /* dht_route.c */
 /* A request, from a peer or (from NULL) from us; body is its encoding. */

@@ -22,6 +22,8 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	{ "dht", "QUOTA", "1 GiB", "bytes of blocks stored for the network" },
 	{ "dht", "REQUEST_TIMEOUT", "10 s",
 	    "a request of ours that has no answer by then fails" },
+	{ "dht", "REQUEST_RATE", "1000",
+	    "requests a second taken from one neighbour (bursts of twice that); 0: no limit" },
 	{ "dht", "REFRESH_INTERVAL", "60 s",
 	    "a bucket not looked into for this long is looked into" },
 	{ NULL, NULL, NULL, NULL },
@@ -65,7 +67,7 @@ int
 dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
 	struct dhtnode_cfg c;
-	uint64_t v[4];
+	uint64_t v[5];
 	int r = 0;
 
 	memset(&c, 0, sizeof(c));
@@ -78,6 +80,7 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	r |= dhtnode_cfg_uint(cfg, "REPLICATION", 1, DHTMSG_REPL_MAX, &v[1]);
 	r |= dhtnode_cfg_uint(cfg, "PER_NETWORK", 0, RTABLE_K_MAX, &v[2]);
 	r |= dhtnode_cfg_uint(cfg, "MAX_HOPS", 1, DHTMSG_HOPS_MAX, &v[3]);
+	r |= dhtnode_cfg_uint(cfg, "REQUEST_RATE", 0, 1000000, &v[4]);
 	r |= dhtnode_cfg_size(cfg, "MAX_BLOCK", 1, DHTMSG_BLOCK_MAX, &c.max_block);
 	r |= dhtnode_cfg_size(cfg, "QUOTA", 0, UINT64_MAX, &c.quota);
 	r |= dhtnode_cfg_dur(cfg, "REQUEST_TIMEOUT", &c.dht.timeout_us);
@@ -88,6 +91,7 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	c.dht.replication = (unsigned)v[1];
 	c.dht.per_net = (unsigned)v[2];
 	c.dht.hops_max = (unsigned)v[3];
+	c.dht.request_rate = (unsigned)v[4];
 	c.dht.max_block = (size_t)c.max_block;
 	*ret = c;
 	return 0;

@@ -661,8 +661,8 @@ START_TEST(test_forgeries)
 	struct dhtmsg_req req;
 	struct outcome o;
 	struct buf out;
-	int holder, other;
-	uint64_t bad = 0, unsolicited;
+	int holder, other, third;
+	uint64_t bad = 0, unsolicited, taken;
 
 	net_start(16);
 	net_join();
@@ -716,6 +716,25 @@ START_TEST(test_forgeries)
 		dht_receive(nodes[other].dht, &nodes[0].id, req.type,
 		    buf_head(&out), buf_size(&out));
 	ck_assert_uint_eq(stat(other, "duplicates"), 1);
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
+	/* A flood from one neighbour: past its burst it is dropped and
+	 * counted, and another neighbour's request still goes through. */
+	taken = stat(other, "requests_in");
+	for (uint64_t id = 100; id < 5100; id++) {
+		req.req_id = id;
+		buf_reset(&out);
+		ck_assert_int_eq(dhtmsg_req_encode(&req, &out), 0);
+		dht_receive(nodes[other].dht, &nodes[0].id, req.type,
+		    buf_head(&out), buf_size(&out));
+	}
+	ck_assert_uint_ge(stat(other, "rate_limited"), 2500);
+	ck_assert_uint_le(stat(other, "requests_in") - taken, 2100);
+	memset(&o, 0, sizeof(o));
+	third = (other + 1) % n_nodes == 0 ? 1 : (other + 1) % n_nodes;
+	ck_assert_int_eq(dht_get(nodes[third].dht, &key, on_done, &o), 0);
+	wait_for(&o);
+	ck_assert_int_eq(o.status, 0);
 	buf_reset(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
 	/* Cut short: malformed. */
