@@ -272,7 +272,10 @@ START_TEST(test_window_update_after_drain)
 	uint64_t acks, updates;
 
 	ck_assert_int_eq(harness_new("window-update", &h), 0);
-	pair(h, d, NULL);
+	/* No DHT: its lookups would keep the link busy past the second
+	 * after which a client that reads nothing stops counting, and the
+	 * window would open before the client reads. */
+	pair(h, d, "[dht]\nENABLE = no\n");
 	l = mesh_listener(d[1]);
 	mesh_send(d[0], d[1], msg, SIZE);
 	mesh_send(d[0], d[1], msg, SIZE);
