@@ -55,7 +55,7 @@ dht_counters_bind(struct dht *d)
 		C(answers_routed), C(routed_back), C(answers_lost),
 		C(receipts_in), C(receipts_bad), C(blocks_bad),
 		C(unsolicited), C(timeouts), C(requests_out),
-		C(rate_limited),
+		C(rate_limited), C(completed), C(hops_total), C(retries),
 #undef C
 	};
 

@@ -42,6 +42,9 @@ struct dht_counters {
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
 	uint64_t *rate_limited;    /* requests over their neighbour's rate */
+	uint64_t *completed;       /* our requests that succeeded */
+	uint64_t *hops_total;      /* the hops those took, summed */
+	uint64_t *retries;         /* our GETs asked again of the holders */
 };
 
 /* One request of ours. */

@@ -27,6 +27,10 @@ dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r)
 {
 	r->key = op->key;
 	r->hops = op->hops;
+	if (r->status == 0) {
+		(*d->c.completed)++;
+		(*d->c.hops_total) += op->hops;
+	}
 	r->receipts = op->n_receipts;
 	r->receipt = op->receipts;
 	r->storer = op->storers;
@@ -204,6 +208,7 @@ dht_op_retry_get(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 	while (dht_op_find(d, op->req_id) != NULL);
 	if (map_put(d->op_by_id, &op->req_id, sizeof(op->req_id), op) < 0)
 		return; /* unreachable now: the timeout ends it */
+	(*d->c.retries)++;
 	memset(&req, 0, sizeof(req));
 	req.type = FERRY_MSG_DHT_GET;
 	req.req_id = op->req_id;
@@ -243,6 +248,14 @@ dht_ops_tick(struct dht *d)
 		}
 		if (now < op->deadline_us)
 			continue;
+		/* A GET lost on the way (a hop gone silent) is asked once
+		 * more, of the holders directly, before it fails. */
+		if (op->type == FERRY_MSG_DHT_GET && op->asked == 0) {
+			op->deadline_us = now + d->cfg.timeout_us;
+			dht_op_retry_get(d, op, &d->self);
+			if (op->asked > 0)
+				continue;
+		}
 		(*d->c.timeouts)++;
 		memset(&r, 0, sizeof(r));
 		r.status = op->type == FERRY_MSG_DHT_PUT && op->n_receipts > 0

@@ -567,7 +567,8 @@ START_TEST(test_absent_and_lost_holder)
 	uint8_t data[100];
 	struct dhtkey key, absent, want[3];
 	struct outcome o;
-	uint64_t t0;
+	uint64_t t0, retries = 0;
+	int silent;
 
 	net_start(16);
 	net_join();
@@ -598,6 +599,23 @@ START_TEST(test_absent_and_lost_holder)
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
 	}
+	/* The next holder goes silent with its links still up, as a
+	 * crashed peer looks until its links time out: GETs that went its
+	 * way time out and ask the holders directly. */
+	true_closest(&key, want, 1);
+	silent = node_of(&want[0]);
+	nodes[silent].alive = false;
+	for (int i = 0; i < n_nodes; i++) {
+		if (!nodes[i].alive)
+			continue;
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		wait_for(&o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+		retries += stat(i, "retries");
+	}
+	ck_assert_uint_gt(retries, 0);
 	net_free();
 }
 END_TEST
