@@ -217,3 +217,17 @@ dht_rtable(const struct dht *d)
 {
 	return d->rt;
 }
+
+const struct dht_cfg *
+dht_config(const struct dht *d)
+{
+	return &d->cfg;
+}
+
+void
+dht_store_usage(const struct dht *d, struct dht_store_usage *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (d->env.store_usage != NULL)
+		d->env.store_usage(d->env.cls, ret);
+}
