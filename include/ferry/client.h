@@ -7,7 +7,8 @@
  * thread. Every function returning int gives 0 on success or a negative
  * errno: -ECONNREFUSED/-ENOENT no daemon on the socket, -ECONNRESET the
  * daemon went away, -ETIMEDOUT, -EPROTO a malformed reply, or the status
- * the daemon sent (for instance -ENOTCONN: peer not connected).
+ * the daemon sent (for instance -ENOTCONN: peer not connected; for the
+ * ferry_dht_* calls, the DHT is not running).
  */
 #ifndef FERRY_CLIENT_H
 #define FERRY_CLIENT_H
@@ -63,6 +64,41 @@ struct ferry_ping_result {
 	uint64_t total_ns; /* sum of their times */
 	uint64_t min_ns;   /* fastest */
 	uint64_t max_ns;   /* slowest */
+};
+
+/* A DHT key: BLAKE2b-256 of a block's bytes, in the space of peer ids. */
+#define FERRY_DHT_KEY_STRLEN	(2 * FERRY_DHT_KEY_LEN) /* lowercase hex */
+
+struct ferry_dht_key {
+	uint8_t bytes[FERRY_DHT_KEY_LEN];
+};
+
+/* A storing peer's signed promise to keep a block (ferry-protocol(7)). */
+struct ferry_dht_receipt {
+	struct ferry_peer_id storer;		 /* the peer that holds it */
+	uint64_t expiry;			 /* until then, s since epoch */
+	uint8_t put_hash[FERRY_DHT_HASH_LEN];	 /* the signed PUT honoured */
+	uint8_t storer_pk[FERRY_PUBKEY_LEN];	 /* storer's Ed25519 key */
+	uint8_t sig[FERRY_SIG_LEN];		 /* by storer_pk */
+};
+
+/* One bucket of the daemon's routing table. */
+struct ferry_dht_bucket {
+	uint16_t prefix;  /* bits its peers share with the daemon's id */
+	uint16_t entries; /* peers in it */
+};
+
+struct ferry_dht_status {
+	uint16_t k;		/* bucket size */
+	uint16_t replication;	/* storing peers of a PUT by default */
+	uint32_t entries;	/* peers in the routing table */
+	uint32_t cached;	/* replacements waiting for a place */
+	uint32_t buckets_used;	/* buckets holding a peer */
+	uint64_t blocks;	/* blocks the daemon stores */
+	uint64_t bytes;		/* their bytes */
+	uint64_t quota;		/* the most bytes it stores */
+	size_t n_buckets;	/* entries in buckets */
+	struct ferry_dht_bucket *buckets; /* the non-empty ones, in order */
 };
 
 /* Writes the socket path ferryd uses by default (environment variable
@@ -124,6 +160,58 @@ int ferry_ping(struct ferry_client *client, const struct ferry_peer_id *peer,
 int ferry_stats(struct ferry_client *client, struct ferry_stat **ret,
     size_t *ret_n);
 void ferry_stats_free(struct ferry_stat *stats, size_t n);
+
+/*
+ * The DHT. Its requests wait the client's timeout plus 5 s, so that the
+ * daemon's verdict when the DHT gives up comes first. Besides the errors
+ * above, each may return what the DHT said: -ENOTCONN the daemon runs no
+ * DHT, -ETIMEDOUT no answer in time, -EHOSTUNREACH no route toward the
+ * key, -EAGAIN too many requests in flight on this connection or a peer
+ * over its limit, -ECANCELED the daemon is shutting down.
+ */
+/*
+ * Stores len bytes (1 to FERRY_DHT_BLOCK_MAX; the daemon may refuse
+ * more than its own largest with -EMSGSIZE) at replication peers (0: the
+ * daemon's default, at most FERRY_DHT_REPL_MAX) until expiry (seconds
+ * since the epoch; 0: the daemon's default lifetime, a day). 0 when every
+ * storing peer sent its receipt: *ret_key is the block's key, and
+ * *ret_receipts (free it with free(); may be NULL, then so may ret_n)
+ * the *ret_n receipts as the DHT checked them. -EIO when fewer came back,
+ * with the outputs written all the same (the receipts that came, maybe
+ * none). -EINVAL for a bad argument or a value the daemon refuses
+ * (expiry in the past), -EMSGSIZE.
+ */
+int ferry_dht_put(struct ferry_client *client, const void *data, size_t len,
+    unsigned replication, uint64_t expiry, struct ferry_dht_key *ret_key,
+    struct ferry_dht_receipt **ret_receipts, size_t *ret_n);
+/* Fetches the block of key, checks that it hashes to key (-EBADMSG if
+ * not) and returns a copy in *ret_data (free it with free()). -ENOENT
+ * when no peer holds it, -ENOBUFS when the daemon holds too many answers
+ * for this connection to queue it (read them first). */
+int ferry_dht_get(struct ferry_client *client, const struct ferry_dht_key *key,
+    uint8_t **ret_data, size_t *ret_len);
+/* The want (1 to FERRY_DHT_FIND_MAX) peers closest to key, closest
+ * first, maybe fewer; free *ret with free(). */
+int ferry_dht_find(struct ferry_client *client, const struct ferry_dht_key *key,
+    unsigned want, struct ferry_peer_id **ret, size_t *ret_n);
+/* The routing table and the block store. Free with
+ * ferry_dht_status_free(). */
+int ferry_dht_status(struct ferry_client *client,
+    struct ferry_dht_status **ret);
+void ferry_dht_status_free(struct ferry_dht_status *status);
+
+/* The key of a block: BLAKE2b-256 of its bytes. 0, or -EINVAL. */
+int ferry_dht_key_of(const void *data, size_t len, struct ferry_dht_key *ret);
+/* 0 if r is a receipt by r->storer (the peer id of r->storer_pk) for the
+ * block key, else -EBADMSG (-EINVAL for NULL). */
+int ferry_dht_receipt_verify(const struct ferry_dht_key *key,
+    const struct ferry_dht_receipt *r);
+/* Printable keys: FERRY_DHT_KEY_STRLEN lowercase hex digits. */
+void ferry_dht_key_format(const struct ferry_dht_key *key,
+    char buf[FERRY_DHT_KEY_STRLEN + 1]);
+/* Parses a key in hex (either case) or a peer id in its base32 form (the
+ * key of the same bits). 0, or -EINVAL. */
+int ferry_dht_key_parse(const char *s, struct ferry_dht_key *ret);
 
 /* Printable peer ids (Crockford base32, FERRY_PEER_ID_STRLEN chars). */
 void ferry_peer_id_to_string(const struct ferry_peer_id *id,

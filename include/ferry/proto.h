@@ -186,6 +186,15 @@ struct ferry_peer_id {
 #define FERRY_C_PONG		0x000e	/* see FERRY_C_PONG_SIZE */
 #define FERRY_C_STATS_REQ	0x000f	/* u32 req_id */
 #define FERRY_C_STAT		0x0010	/* u32 req_id, u64 value, str name */
+/* The DHT (ferry-client(7)): requests and their replies */
+#define FERRY_C_DHT_PUT		0x0011	/* see FERRY_C_DHT_PUT_FIXED */
+#define FERRY_C_DHT_STORED	0x0012	/* see FERRY_C_DHT_STORED_FIXED */
+#define FERRY_C_DHT_GET		0x0013	/* see FERRY_C_DHT_GET_SIZE */
+#define FERRY_C_DHT_BLOCK	0x0014	/* see FERRY_C_DHT_BLOCK_FIXED */
+#define FERRY_C_DHT_FIND	0x0015	/* see FERRY_C_DHT_FIND_SIZE */
+#define FERRY_C_DHT_NODE	0x0016	/* see FERRY_C_DHT_NODE_SIZE */
+#define FERRY_C_DHT_STATUS_REQ	0x0017	/* u32 req_id */
+#define FERRY_C_DHT_STATUS	0x0018	/* see FERRY_C_DHT_STATUS_FIXED */
 
 /*
  * STATUS:
@@ -226,6 +235,75 @@ struct ferry_peer_id {
 #define FERRY_C_PONG_SIZE	36
 
 #define FERRY_C_STAT_FIXED	16
+
+/*
+ * DHT blocks are immutable and named by their key, BLAKE2b-256 of their
+ * bytes, in the space of peer ids. A daemon may refuse blocks above its
+ * own limit (its [dht] MAX_BLOCK); none is larger than FERRY_DHT_BLOCK_MAX.
+ */
+#define FERRY_DHT_KEY_LEN	32
+#define FERRY_DHT_BLOCK_MAX	(4u * 1024 * 1024)
+#define FERRY_DHT_REPL_MAX	16	/* storing peers a PUT may ask for */
+#define FERRY_DHT_FIND_MAX	32	/* peers a FIND may ask for */
+#define FERRY_DHT_HASH_LEN	32	/* a receipt's put_hash */
+
+/*
+ * DHT_PUT: stores a block at the peers closest to its key.
+ *   4 u32 req_id  8 u8 replication (0: the daemon's default, at most
+ *   FERRY_DHT_REPL_MAX)  9 u8 reserved (0)  10 u16 reserved (0)
+ *  12 u64 expiry (seconds since the epoch; 0: the daemon's default
+ *   lifetime)  20 u32 total_len (1..FERRY_DHT_BLOCK_MAX)  24 u32 offset
+ *  28 u8 data[]
+ * A block longer than one frame travels as consecutive pieces with equal
+ * replication, expiry and total_len and offsets that add up, as SEND's
+ * do; nothing else may be sent in between. Answered once, with the
+ * req_id of the last piece.
+ */
+#define FERRY_C_DHT_PUT_FIXED	28
+
+/*
+ * DHT_STORED: the receipts a PUT got, before its RESULT (0 or -EIO).
+ *   4 u32 req_id  8 u8 key[32]  40 u8 count  41 u8 replication (asked)
+ *  42 u16 reserved (0), then count receipts of FERRY_C_DHT_RECEIPT_SIZE:
+ *   u8 storer[32]  u64 expiry  u8 put_hash[32]  u8 storer_pk[32]
+ *   u8 sig[64]
+ * sig is Ed25519 by storer_pk, whose peer id is storer, over
+ * "ferry dht receipt v1" NUL || key || storer_pk || expiry || put_hash
+ * (ferry-protocol(7)).
+ */
+#define FERRY_C_DHT_STORED_FIXED 44
+#define FERRY_C_DHT_RECEIPT_SIZE (32 + 8 + FERRY_DHT_HASH_LEN + \
+				  FERRY_PUBKEY_LEN + FERRY_SIG_LEN)
+
+/* DHT_GET: 4 u32 req_id  8 u8 key[32] */
+#define FERRY_C_DHT_GET_SIZE	40
+
+/*
+ * DHT_BLOCK: the block a GET found, in pieces as RECEIVE's, before its
+ * RESULT 0.
+ *   4 u32 req_id  8 u32 total_len  12 u32 offset  16 u8 data[]
+ */
+#define FERRY_C_DHT_BLOCK_FIXED	16
+
+/*
+ * DHT_FIND: the peers closest to a key.
+ *   4 u32 req_id  8 u8 key[32]  40 u16 want (1..FERRY_DHT_FIND_MAX)
+ *  42 u16 reserved (0)
+ * Answered by one DHT_NODE per peer, closest first, then RESULT 0.
+ * DHT_NODE: 4 u32 req_id  8 u8 id[32]
+ */
+#define FERRY_C_DHT_FIND_SIZE	44
+#define FERRY_C_DHT_NODE_SIZE	40
+
+/*
+ * DHT_STATUS:
+ *   4 u32 req_id  8 u16 k  10 u16 replication  12 u32 entries
+ *  16 u32 cached  20 u32 buckets_used  24 u64 blocks  32 u64 bytes
+ *  40 u64 quota  48 u16 n  50 u16 reserved (0)
+ *  then n times: u16 prefix (the bucket), u16 entries
+ */
+#define FERRY_C_DHT_STATUS_FIXED 52
+#define FERRY_C_DHT_BUCKET_SIZE	4
 
 #ifdef __cplusplus
 }

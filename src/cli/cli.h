@@ -20,6 +20,7 @@
 #define CLI_EXIT_NODAEMON 3 /* cannot reach the daemon */
 #define CLI_EXIT_PEER     4 /* peer not connected or unknown */
 #define CLI_EXIT_TIMEOUT  5 /* no answer in time */
+#define CLI_EXIT_NOTFOUND 6 /* no peer holds the block (dht get) */
 
 /* Returned by cli_getopt() when the subcommand must exit now. */
 #define CLI_STOP (-2)
@@ -115,5 +116,6 @@ int listen_main(struct cli *cli, int argc, char **argv);
 int ping_main(struct cli *cli, int argc, char **argv);
 int stats_main(struct cli *cli, int argc, char **argv);
 int shutdown_main(struct cli *cli, int argc, char **argv);
+int dht_main(struct cli *cli, int argc, char **argv);
 
 #endif /* FERRY_CLI_CLI_H */

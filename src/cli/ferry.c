@@ -35,6 +35,14 @@ static const struct cli_cmd ferry_cmds[] = {
 	{ "stats", stats_main, "[PREFIX]",
 	    "Show the daemon's statistics counters, or those starting with PREFIX",
 	    "" },
+	{ "dht", dht_main, "OPERATION [ARG]...",
+	    "Store and fetch blocks in the DHT, find the peers closest to a key, show its state",
+	    "Operations:\n"
+	    "  put [FILE|-]       store a block (at most 4 MiB), print its key\n"
+	    "  get KEY [-o FILE]  fetch the block of KEY, checked against KEY\n"
+	    "  find KEY [-n N]    the N peers closest to KEY, with their distance\n"
+	    "  status             routing table and block store\n"
+	    "'ferry dht OPERATION --help' shows an operation's options.\n" },
 	{ "shutdown", shutdown_main, "", "Ask the daemon to shut down", "" },
 };
 #define FERRY_N_CMDS (sizeof(ferry_cmds) / sizeof(ferry_cmds[0]))
@@ -58,7 +66,8 @@ ferry_usage(FILE *f)
 		    ferry_cmds[i].summary);
 	fprintf(f,
 	    "\nExit status: 0 success, 1 the daemon reported a failure, 2 usage error,\n"
-	    "3 cannot reach the daemon, 4 peer not connected or unknown, 5 timed out.\n"
+	    "3 cannot reach the daemon, 4 peer not connected or unknown (dht: no DHT\n"
+	    "or no route), 5 timed out, 6 no peer holds the block (dht get).\n"
 	    "See ferry(1).\n");
 }
 

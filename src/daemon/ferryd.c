@@ -335,8 +335,9 @@ ferryd_on_client_shutdown(void *cls)
 static int
 ferryd_service_init(struct ferryd *d)
 {
-	return service_new(d->base, d->cfg, d->stats, d->core, d->runtime_dir,
-	    ferryd_on_client_shutdown, d, &d->service);
+	return service_new(d->base, d->cfg, d->stats, d->core,
+	    dhtnode_dht(d->dht), d->runtime_dir, ferryd_on_client_shutdown, d,
+	    &d->service);
 }
 
 static int

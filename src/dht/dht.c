@@ -240,6 +240,7 @@ dht_rtable(const struct dht *d)
 void
 dht_get_status(struct dht *d, struct dht_status *ret)
 {
+	struct dht_store_usage use;
 	struct rtable_stats rs;
 	struct dht_op *op;
 
@@ -250,7 +251,10 @@ dht_get_status(struct dht *d, struct dht_status *ret)
 	ret->entries = rs.entries;
 	ret->cached = rs.cached;
 	ret->buckets = rs.buckets;
-	d->env.store_info(d->env.cls, &ret->blocks, &ret->bytes, &ret->quota);
+	dht_store_usage(d, &use);
+	ret->blocks = use.blocks;
+	ret->bytes = use.bytes;
+	ret->quota = use.quota;
 	TAILQ_FOREACH(op, &d->ops, link)
 		ret->requests++;
 }
@@ -288,4 +292,18 @@ dht_load_table(struct dht *d, const void *data, size_t len)
 	if (r == 0)
 		rtable_foreach(d->rt, dht_relink, d);
 	return r;
+}
+
+const struct dht_cfg *
+dht_config(const struct dht *d)
+{
+	return &d->cfg;
+}
+
+void
+dht_store_usage(const struct dht *d, struct dht_store_usage *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (d->env.store_usage != NULL)
+		d->env.store_usage(d->env.cls, ret);
 }

@@ -27,6 +27,13 @@
 struct dht;
 struct identity;
 
+/* What the block store holds, for status displays. */
+struct dht_store_usage {
+	uint64_t blocks; /* blocks held */
+	uint64_t bytes;  /* their data bytes, what the quota counts */
+	uint64_t quota;  /* the most bytes it keeps */
+};
+
 typedef void dht_store_done_fn(void *arg, int status);
 typedef void dht_store_got_fn(void *arg, int status, const uint8_t *data,
     size_t len, uint64_t expiry);
@@ -65,11 +72,10 @@ struct dht_env {
 	    size_t len, uint64_t expiry, dht_store_done_fn *done, void *arg);
 	int (*store_get)(void *cls, const struct dhtkey *key,
 	    dht_store_got_fn *got, void *arg);
-	/* What the store holds: blocks, their bytes, and its quota. */
-	void (*store_info)(void *cls, uint64_t *ret_blocks,
-	    uint64_t *ret_bytes, uint64_t *ret_quota);
 	/* The counter "dht.<name>", never NULL (a sink if need be). */
 	uint64_t *(*stat)(void *cls, const char *name);
+	/* Fills ret with the store's figures. May be NULL: all 0 then. */
+	void (*store_usage)(void *cls, struct dht_store_usage *ret);
 };
 
 struct dht_cfg {
@@ -151,6 +157,10 @@ int dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
 
 /* The routing table, for status and tests. */
 const struct rtable *dht_rtable(const struct dht *d);
+/* The configuration the DHT runs with (its copy, valid while d is). */
+const struct dht_cfg *dht_config(const struct dht *d);
+/* The block store's figures, through the env (zeros without one). */
+void dht_store_usage(const struct dht *d, struct dht_store_usage *ret);
 
 /* What `ferry dht status` shows. */
 struct dht_status {

@@ -138,8 +138,7 @@ dhtnode_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
 }
 
 static void
-dhtnode_info(void *cls, uint64_t *ret_blocks, uint64_t *ret_bytes,
-    uint64_t *ret_quota)
+dhtnode_usage(void *cls, struct dht_store_usage *ret)
 {
 	struct dhtnode *n = cls;
 	struct store_stats st;
@@ -147,9 +146,9 @@ dhtnode_info(void *cls, uint64_t *ret_blocks, uint64_t *ret_bytes,
 	memset(&st, 0, sizeof(st));
 	if (!n->store_closing)
 		store_stats(n->store, &st);
-	*ret_blocks = st.blocks;
-	*ret_bytes = st.bytes;
-	*ret_quota = st.quota;
+	ret->blocks = st.blocks;
+	ret->bytes = st.bytes;
+	ret->quota = st.quota;
 }
 
 static uint64_t *
@@ -177,6 +176,6 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->store_has = dhtnode_has;
 	env->store_put = dhtnode_put;
 	env->store_get = dhtnode_get;
-	env->store_info = dhtnode_info;
+	env->store_usage = dhtnode_usage;
 	env->stat = dhtnode_stat;
 }

@@ -2,7 +2,8 @@
 /*
  * libferry's internals, shared by its .c files only: the client state,
  * the blocking I/O engine (conn.c), requests and their replies
- * (request.c) and the queue of received messages (rx.c).
+ * (request.c) and the queue of received messages (rx.c); the requests
+ * themselves are in query.c, control.c, send.c and dht.c.
  */
 #ifndef FERRY_LIBFERRY_INT_H
 #define FERRY_LIBFERRY_INT_H
@@ -77,6 +78,8 @@ int lf_drain_input(struct ferry_client *c);
 /* request.c */
 /* A reply frame other than RESULT: 1 done, 0 more to come, or -errno. */
 typedef int lf_reply_fn(void *ctx, const struct lf_frame *f);
+/* A fresh req_id, never 0. */
+uint32_t lf_req_id_new(struct ferry_client *c);
 /* Appends a frame of size bytes of the given type with a fresh req_id
  * at bytes 4..8; the caller fills the rest. NULL on OOM. */
 uint8_t *lf_request_frame(struct ferry_client *c, uint16_t type, size_t size,

@@ -10,6 +10,16 @@
 
 #include "lib/wire.h"
 
+uint32_t
+lf_req_id_new(struct ferry_client *c)
+{
+	uint32_t req_id = c->next_req_id++;
+
+	if (c->next_req_id == 0)
+		c->next_req_id = 1;
+	return req_id;
+}
+
 uint8_t *
 lf_request_frame(struct ferry_client *c, uint16_t type, size_t size,
     uint32_t *ret_req_id)
@@ -18,12 +28,10 @@ lf_request_frame(struct ferry_client *c, uint16_t type, size_t size,
 
 	if (p == NULL)
 		return NULL;
+	*ret_req_id = lf_req_id_new(c);
 	wire_put_hdr(p, (uint16_t)size, type);
-	wire_put32(p + 4, c->next_req_id);
+	wire_put32(p + 4, *ret_req_id);
 	buf_commit(&c->out, size);
-	*ret_req_id = c->next_req_id++;
-	if (c->next_req_id == 0)
-		c->next_req_id = 1;
 	return p;
 }
 

@@ -93,9 +93,7 @@ ferry_send_confirmed(struct ferry_client *c, const struct ferry_peer_id *peer,
 
 	if (r < 0)
 		return r;
-	req_id = c->next_req_id++;
-	if (c->next_req_id == 0)
-		c->next_req_id = 1;
+	req_id = lf_req_id_new(c);
 	r = lf_send_append(c, req_id, peer, type, data, len);
 	if (r < 0)
 		return r;

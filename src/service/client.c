@@ -73,6 +73,7 @@ client_free(struct client *c)
 	svc = c->svc;
 	relay_client_gone(c);
 	ping_client_gone(c);
+	requests_dht_client_gone(c);
 	client_backlog_add(c, -(int64_t)buf_size(&c->out));
 	if (c->ev_read != NULL)
 		event_free(c->ev_read);
@@ -122,6 +123,7 @@ client_end(struct client *c)
 	/* Nothing more comes in or is queued: only the output goes on. */
 	relay_client_gone(c);
 	ping_client_gone(c);
+	requests_dht_client_gone(c);
 	if (c->reading)
 		(void)event_del(c->ev_read);
 	c->reading = false;
@@ -163,6 +165,21 @@ client_update_reading(struct client *c)
 	c->reading = want;
 }
 
+/* Why a frame whose decoder said -EMSGSIZE is refused: only a SEND or a
+ * DHT_PUT says so, and only with its fixed part whole. */
+static void
+client_why_oversize(const struct msg_frame *f, char *why, size_t size)
+{
+	if (f->type == FERRY_C_DHT_PUT)
+		(void)snprintf(why, size,
+		    "DHT_PUT of a block of %lu bytes, over FERRY_DHT_BLOCK_MAX",
+		    (unsigned long)wire_get32(f->p + 20));
+	else
+		(void)snprintf(why, size,
+		    "SEND of a message of %lu bytes, over FERRY_APP_MSG_MAX",
+		    (unsigned long)wire_get32(f->p + 44));
+}
+
 /* One frame: 0 consumed, 1 blocked (leave it), negative: cut off. */
 static int
 client_frame(struct client *c, const struct msg_frame *f)
@@ -172,9 +189,12 @@ client_frame(struct client *c, const struct msg_frame *f)
 	char why[96];
 	int r;
 
-	if (!msgparse_chunk_allows(&c->chunks, f->type))
-		return client_drop(c, msgparse_req_id(f), -EBADMSG,
-		    "request interleaved with a chunked SEND");
+	if (!msgparse_chunk_allows(&c->chunks, f->type)) {
+		(void)snprintf(why, sizeof(why),
+		    "request interleaved with a chunked %s",
+		    requests_kind(c->chunks.type)->name);
+		return client_drop(c, msgparse_req_id(f), -EBADMSG, why);
+	}
 	r = requests_decode(f, &kind, &req);
 	if (r == -EOPNOTSUPP) {
 		(*c->svc->c.unknown_type)++;
@@ -182,10 +202,7 @@ client_frame(struct client *c, const struct msg_frame *f)
 		    "unknown request type");
 	}
 	if (r == -EMSGSIZE) {
-		/* Only a SEND says so, and only with its fixed part whole. */
-		(void)snprintf(why, sizeof(why),
-		    "SEND of a message of %lu bytes, over FERRY_APP_MSG_MAX",
-		    (unsigned long)wire_get32(f->p + 44));
+		client_why_oversize(f, why, sizeof(why));
 		return client_drop(c, msgparse_req_id(f), r, why);
 	}
 	if (r < 0) {

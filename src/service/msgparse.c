@@ -111,6 +111,58 @@ msgparse_ping(const struct msg_frame *f, struct msg_req *req)
 	return 0;
 }
 
+/*
+ * DHT_PUT: 4 req_id  8 replication  9 reserved  10 reserved16  12 expiry
+ *         20 total_len  24 offset  28 data[]
+ */
+int
+msgparse_dht_put(const struct msg_frame *f, struct msg_req *req)
+{
+	struct msg_dht_put *put = &req->u.dht_put;
+	const uint8_t *p = f->p;
+
+	if (f->size < FERRY_C_DHT_PUT_FIXED)
+		return -EBADMSG;
+	put->replication = p[8];
+	put->reserved8 = p[9];
+	put->reserved16 = wire_get16(p + 10);
+	put->expiry = wire_get64(p + 12);
+	put->total_len = wire_get32(p + 20);
+	put->offset = wire_get32(p + 24);
+	put->data = p + FERRY_C_DHT_PUT_FIXED;
+	put->len = (size_t)f->size - FERRY_C_DHT_PUT_FIXED;
+	if (put->total_len > FERRY_DHT_BLOCK_MAX)
+		return -EMSGSIZE;
+	if (put->offset > put->total_len ||
+	    put->len > put->total_len - put->offset)
+		return -EBADMSG;
+	return 0;
+}
+
+/* DHT_GET: 4 req_id  8 key[32] */
+int
+msgparse_dht_get(const struct msg_frame *f, struct msg_req *req)
+{
+	if (f->size != FERRY_C_DHT_GET_SIZE)
+		return -EBADMSG;
+	memcpy(req->u.dht_get.key, f->p + 8, FERRY_DHT_KEY_LEN);
+	return 0;
+}
+
+/* DHT_FIND: 4 req_id  8 key[32]  40 want  42 reserved */
+int
+msgparse_dht_find(const struct msg_frame *f, struct msg_req *req)
+{
+	struct msg_dht_find *find = &req->u.dht_find;
+
+	if (f->size != FERRY_C_DHT_FIND_SIZE)
+		return -EBADMSG;
+	memcpy(find->key, f->p + 8, FERRY_DHT_KEY_LEN);
+	find->want = wire_get16(f->p + 40);
+	find->reserved = wire_get16(f->p + 42);
+	return 0;
+}
+
 int
 msgparse_req_only(const struct msg_frame *f, struct msg_req *req)
 {
@@ -141,38 +193,73 @@ msgparse_register_type(const struct msg_register *reg, size_t i)
 	return wire_get16(reg->types + 2 * i);
 }
 
-int
-msgparse_chunk(struct msg_chunks *st, const struct msg_send *s)
+/* The fields a continuation must share with the piece before it. */
+static bool
+msgparse_chunk_same(const struct msg_chunks *a, const struct msg_chunks *b)
+{
+	return a->type == b->type && a->total_len == b->total_len &&
+	    memcmp(&a->peer, &b->peer, sizeof(a->peer)) == 0 &&
+	    a->app_type == b->app_type && a->replication == b->replication &&
+	    a->expiry == b->expiry;
+}
+
+/* The rules every kind of piece follows; next holds this piece's message
+ * fields, the rest of it zero. */
+static int
+msgparse_chunk_step(struct msg_chunks *st, struct msg_chunks *next,
+    uint32_t offset, size_t len)
 {
 	if (!st->active) {
-		if (s->offset != 0)
+		if (offset != 0)
 			return -EBADMSG;
-		if (s->len == s->total_len)
+		if (len == next->total_len)
 			return MSGPARSE_WHOLE;
 		/* An empty first piece would let a client hold the
 		 * connection's sequence open without ever progressing. */
-		if (s->len == 0)
+		if (len == 0)
 			return -EBADMSG;
-		st->active = true;
-		st->peer = s->peer;
-		st->app_type = s->app_type;
-		st->total_len = s->total_len;
-		st->done = (uint32_t)s->len;
+		next->active = true;
+		next->done = (uint32_t)len;
+		*st = *next;
 		return MSGPARSE_FIRST;
 	}
-	if (memcmp(&st->peer, &s->peer, sizeof(st->peer)) != 0 ||
-	    st->app_type != s->app_type || st->total_len != s->total_len ||
-	    st->done != s->offset || s->len == 0)
+	if (!msgparse_chunk_same(st, next) || st->done != offset || len == 0)
 		return -EBADMSG;
-	st->done += (uint32_t)s->len;
+	st->done += (uint32_t)len;
 	if (st->done < st->total_len)
 		return MSGPARSE_MIDDLE;
 	memset(st, 0, sizeof(*st));
 	return MSGPARSE_LAST;
 }
 
+int
+msgparse_chunk(struct msg_chunks *st, const struct msg_send *s)
+{
+	struct msg_chunks next;
+
+	memset(&next, 0, sizeof(next));
+	next.type = FERRY_C_SEND;
+	next.peer = s->peer;
+	next.app_type = s->app_type;
+	next.total_len = s->total_len;
+	return msgparse_chunk_step(st, &next, s->offset, s->len);
+}
+
+int
+msgparse_put_chunk(struct msg_chunks *st, const struct msg_dht_put *p)
+{
+	struct msg_chunks next;
+
+	memset(&next, 0, sizeof(next));
+	next.type = FERRY_C_DHT_PUT;
+	next.replication = p->replication;
+	next.expiry = p->expiry;
+	next.total_len = p->total_len;
+	return msgparse_chunk_step(st, &next, p->offset, p->len);
+}
+
 bool
 msgparse_chunk_allows(const struct msg_chunks *st, uint16_t type)
 {
-	return !st->active || type == FERRY_C_SEND;
+	return !st->active || type == st->type;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The client requests that ask the daemon about itself, service layer:
- * STATUS, SHUTDOWN, PEERS, HELLO, CONNECT and STATS, and the table of
- * every request type (requests.h; relay.c and ping.c hold the other
- * handlers).
+ * STATUS, SHUTDOWN, PEERS, HELLO, CONNECT and STATS, the message layer's
+ * family of requests (relay.c and ping.c hold its other handlers), and
+ * the list of every family (requests.h).
  */
 #define LOG_TAG "service"
 #include "service/service_int.h"
@@ -207,22 +207,36 @@ static const struct request_kind requests_base[] = {
 	    POLICY_CLIENT },
 };
 
-static const struct {
-	const struct request_kind *kinds;
-	size_t n;
-} requests_families[] = {
-	{ requests_base, sizeof(requests_base) / sizeof(requests_base[0]) },
+static const struct request_family requests_base_family = {
+	.name = "base",
+	.kinds = requests_base,
+	.n = sizeof(requests_base) / sizeof(requests_base[0]),
 };
+
+static const struct request_family *const requests_families[] = {
+	&requests_base_family,
+	&requests_dht_family,
+};
+
+size_t
+requests_family_count(void)
+{
+	return sizeof(requests_families) / sizeof(requests_families[0]);
+}
+
+const struct request_family *
+requests_family(size_t i)
+{
+	return i < requests_family_count() ? requests_families[i] : NULL;
+}
 
 const struct request_kind *
 requests_kind(uint16_t type)
 {
-	for (size_t f = 0;
-	     f < sizeof(requests_families) / sizeof(requests_families[0]);
-	     f++)
-		for (size_t i = 0; i < requests_families[f].n; i++)
-			if (requests_families[f].kinds[i].type == type)
-				return &requests_families[f].kinds[i];
+	for (size_t f = 0; f < requests_family_count(); f++)
+		for (size_t i = 0; i < requests_families[f]->n; i++)
+			if (requests_families[f]->kinds[i].type == type)
+				return &requests_families[f]->kinds[i];
 	return NULL;
 }
 

@@ -3,12 +3,14 @@
  * The client request table, service layer: for each request type its
  * name, the decoder of its layout, its handler and the least policy
  * level that may use it, in one place, so that a new request is one
- * line in its family's table. A family is a range of types that one
- * layer answers (today only the message layer's).
+ * line in its family's table. A family is the requests that one layer
+ * answers: the message layer's (requests.c) and the DHT's
+ * (requests_dht.c).
  */
 #ifndef FERRY_SERVICE_REQUESTS_H
 #define FERRY_SERVICE_REQUESTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "service/msgparse.h"
@@ -28,6 +30,20 @@ struct request_kind {
 	requests_fn *handle;
 	enum policy_level level; /* least level that may ask */
 };
+
+/* The requests of one layer, in one table. */
+struct request_family {
+	const char *name;                 /* "base", "dht" */
+	const struct request_kind *kinds; /* its table */
+	size_t n;                         /* entries in it */
+};
+
+/* The DHT's family (requests_dht.c). */
+extern const struct request_family requests_dht_family;
+
+/* The families the service answers: i < requests_family_count(). */
+size_t requests_family_count(void);
+const struct request_family *requests_family(size_t i);
 
 /* The kind of request of type, or NULL if type is not a request. */
 const struct request_kind *requests_kind(uint16_t type);

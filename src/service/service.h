@@ -11,6 +11,7 @@
 #include "lib/cfg.h"
 
 struct core;
+struct dht;
 struct event_base;
 struct service;
 struct stats;
@@ -27,11 +28,13 @@ int service_config_check(struct cfg *cfg);
  * Opens the client socket ([service] SOCKET, default
  * <runtime_dir>/ferryd.sock) with the configured mode and group. Refuses
  * with -EADDRINUSE (logged) when another ferryd serves that socket, and
- * replaces a stale socket file. base, stats and core are borrowed; cfg is
- * only read during the call.
+ * replaces a stale socket file. base, stats, core and dht are borrowed
+ * and must outlive the service; dht may be NULL when the daemon runs no
+ * DHT, and every DHT request is then answered -ENOTCONN. cfg is only
+ * read during the call.
  */
 int service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    struct core *core, const char *runtime_dir,
+    struct core *core, struct dht *dht, const char *runtime_dir,
     service_shutdown_fn *on_shutdown, void *cls, struct service **ret);
 /* Disconnects all clients, closes and removes the socket. NULL is ok. */
 void service_free(struct service *svc);

@@ -38,7 +38,9 @@
 #define SERVICE_POLICY_LOG_BURST 5
 #define SERVICE_POLICY_LOG_RATE  1.0
 
+struct dht;
 struct registry;
+struct requests_dht_conn;
 struct svc_ping;
 
 /* The [service] section, parsed. */
@@ -81,6 +83,7 @@ struct service {
 	struct event_base *base; /* borrowed */
 	struct stats *stats;     /* borrowed */
 	struct core *core;       /* borrowed */
+	struct dht *dht;         /* borrowed; NULL when no DHT runs */
 	service_shutdown_fn *on_shutdown;
 	void *on_shutdown_cls;
 	struct svc_cfg cfg;
@@ -134,6 +137,7 @@ struct client {
 	uint64_t *types;         /* bitmap of registered app types (64 Ki
 				  * bits), allocated on the first REGISTER */
 	LIST_HEAD(, svc_ping) pings; /* echo requests in flight */
+	struct requests_dht_conn *dht; /* its DHT requests, from the first */
 };
 
 /* client.c */
@@ -228,5 +232,10 @@ void relay_client_gone(struct client *c);
 int ping_request(struct client *c, const struct msg_req *req);
 /* Detaches the client's pings; their answers are then discarded. */
 void ping_client_gone(struct client *c);
+
+/* requests_dht.c */
+/* Detaches the client's DHT requests (their answers are then discarded)
+ * and frees its DHT state. Safe to call twice. */
+void requests_dht_client_gone(struct client *c);
 
 #endif /* FERRY_SERVICE_SERVICE_INT_H */

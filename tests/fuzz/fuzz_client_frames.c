@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for the client socket's request decoding: the input
  * is a client's byte stream, split into frames and decoded exactly as
- * src/service/client.c does, SEND chunk rules included.
+ * src/service/client.c does, the chunk rules of SEND and DHT_PUT
+ * included.
  */
 /* fuzz-link: ferry_service */
 #include <errno.h>
@@ -47,6 +48,17 @@ fuzz_request(struct msg_chunks *st, const struct msg_req *req)
 		break;
 	case FERRY_C_CONNECT:
 		fuzz_touch(req->u.uri.s, req->u.uri.len);
+		break;
+	case FERRY_C_DHT_PUT:
+		if (msgparse_put_chunk(st, &req->u.dht_put) < 0)
+			return false;
+		fuzz_touch(req->u.dht_put.data, req->u.dht_put.len);
+		break;
+	case FERRY_C_DHT_GET:
+		fuzz_touch(req->u.dht_get.key, sizeof(req->u.dht_get.key));
+		break;
+	case FERRY_C_DHT_FIND:
+		fuzz_touch(req->u.dht_find.key, sizeof(req->u.dht_find.key));
 		break;
 	default:
 		break;

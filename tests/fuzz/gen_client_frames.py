@@ -24,6 +24,14 @@ def send(req_id, total, offset, data, app_type=0x0400):
                struct.pack(">HHII", app_type, 0, total, offset) + data)
 
 
+def dht_put(req_id, total, offset, data, repl=3, expiry=0, r8=0, r16=0):
+    return req(0x0011, req_id, struct.pack(">BBHQII", repl, r8, r16, expiry,
+                                           total, offset) + data)
+
+
+KEY = bytes(range(0x80, 0xa0))
+
+
 SEEDS = {
     "status": req(0x0002, 1),
     "shutdown": req(0x0004, 2),
@@ -46,6 +54,24 @@ SEEDS = {
     "bad_status_len": req(0x0002, 16, b"\x00"),
     "bad_chunk_gap": send(0, 10, 0, b"01234") + send(0, 10, 6, b"6789"),
     "too_large": send(0, 8 * 1024 * 1024 + 1, 0, b"x"),
+    "dht_put": dht_put(20, 5, 0, b"block"),
+    "dht_put_expiry": dht_put(21, 3, 0, b"abc", repl=1, expiry=2000000000),
+    "dht_put_chunked": (dht_put(22, 10, 0, b"01234") +
+                        dht_put(22, 10, 5, b"56789") + req(0x0017, 23)),
+    "dht_put_reserved": dht_put(24, 2, 0, b"hi", r8=1, r16=0x0100),
+    "dht_put_empty": dht_put(25, 0, 0, b""),
+    "dht_put_too_large": dht_put(26, 4 * 1024 * 1024 + 1, 0, b"x"),
+    "dht_put_bad_chunk": (dht_put(27, 10, 0, b"01234") +
+                          dht_put(27, 10, 5, b"56789", repl=2)),
+    "dht_put_then_send": dht_put(28, 10, 0, b"01234") + send(0, 2, 0, b"hi"),
+    "dht_get": req(0x0013, 29, KEY),
+    "dht_get_short": req(0x0013, 30, KEY[:31]),
+    "dht_find": req(0x0015, 31, KEY + struct.pack(">HH", 20, 0)),
+    "dht_find_long": req(0x0015, 32, KEY + struct.pack(">HHB", 8, 0, 0)),
+    "dht_status": req(0x0017, 33),
+    "dht_pipeline": (req(0x0017, 34) + dht_put(35, 1, 0, b"x") +
+                     req(0x0013, 36, KEY) +
+                     req(0x0015, 37, KEY + struct.pack(">HH", 1, 0))),
 }
 
 os.makedirs(OUT, exist_ok=True)

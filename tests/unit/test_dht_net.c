@@ -243,16 +243,15 @@ env_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
 }
 
 static void
-env_info(void *cls, uint64_t *ret_blocks, uint64_t *ret_bytes,
-    uint64_t *ret_quota)
+env_usage(void *cls, struct dht_store_usage *ret)
 {
 	struct node *n = cls;
 
-	*ret_blocks = n->n_store;
-	*ret_bytes = 0;
+	ret->blocks = n->n_store;
+	ret->bytes = 0;
 	for (size_t i = 0; i < n->n_store; i++)
-		*ret_bytes += n->store[i].len;
-	*ret_quota = (uint64_t)STORE_MAX * 8192;
+		ret->bytes += n->store[i].len;
+	ret->quota = (uint64_t)STORE_MAX * 8192;
 }
 
 static uint64_t *
@@ -280,7 +279,7 @@ node_start(int i)
 		.peer_helo = env_peer_helo, .now_us = env_now,
 		.wall_s = env_wall, .store_has = env_has,
 		.store_put = env_put, .store_get = env_get,
-		.store_info = env_info, .stat = env_stat,
+		.store_usage = env_usage, .stat = env_stat,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
