@@ -210,8 +210,12 @@ dht_put_json(const struct ferry_dht_key *key, unsigned replication,
 	json_object_begin(&j);
 	json_key(&j, "key");
 	json_string(&j, hex);
-	json_key(&j, "replication");
-	json_uint(&j, replication);
+	/* Only when asked for: 0 leaves it to the daemon, whose choice the
+	 * receipts show. */
+	if (replication != 0) {
+		json_key(&j, "replication");
+		json_uint(&j, replication);
+	}
 	json_key(&j, "receipts");
 	json_uint(&j, n);
 	json_key(&j, "storers");
