@@ -18,6 +18,7 @@
 #include "lib/buf.h"
 #include "lib/fsutil.h"
 #include "lib/log.h"
+#include "lib/stats.h"
 #include "lib/time.h"
 
 #define DHTNODE_TICK_US  (100u * 1000)
@@ -124,6 +125,37 @@ dhtnode_load(struct dhtnode *n)
 	}
 }
 
+static int
+dhtnode_counters_bind(struct dhtnode *n)
+{
+	static const struct stats_slot slots[] = {
+#define C(f) STATS_SLOT(struct dhtnode_counters, f)
+		C(store_blocks), C(store_bytes), C(store_puts),
+		C(store_commits), C(store_evicted), C(store_refused),
+		C(store_expired), C(store_failed),
+#undef C
+	};
+
+	return stats_bind_prefix(n->stats, "dht", &n->c, slots,
+	    sizeof(slots) / sizeof(slots[0]));
+}
+
+static void
+dhtnode_counters_update(struct dhtnode *n)
+{
+	struct store_stats st;
+
+	store_stats(n->store, &st);
+	*n->c.store_blocks = st.blocks;
+	*n->c.store_bytes = st.bytes;
+	*n->c.store_puts = st.puts;
+	*n->c.store_commits = st.commits;
+	*n->c.store_evicted = st.evicted;
+	*n->c.store_refused = st.refused;
+	*n->c.store_expired = st.expired;
+	*n->c.store_failed = st.failed;
+}
+
 static void
 dhtnode_tick_cb(evutil_socket_t fd, short what, void *cls)
 {
@@ -132,6 +164,7 @@ dhtnode_tick_cb(evutil_socket_t fd, short what, void *cls)
 	(void)fd;
 	(void)what;
 	dht_tick(n->dht);
+	dhtnode_counters_update(n);
 	if (time_mono_us() - n->saved_us >= DHTNODE_SAVE_US)
 		dhtnode_save(n);
 }
@@ -147,6 +180,10 @@ dhtnode_start(struct dhtnode *n, const struct dhtnode_cfg *c)
 	    c->quota, &n->store);
 	if (r < 0)
 		return r; /* logged by the store, with its path */
+	r = dhtnode_counters_bind(n);
+	if (r < 0)
+		return r;
+	dhtnode_counters_update(n);
 	dhtnode_env_fill(n, &env);
 	r = dht_new(&env, &c->dht, &n->dht);
 	if (r < 0)

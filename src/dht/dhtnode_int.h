@@ -20,6 +20,19 @@ struct dhtnode_cfg {
 
 struct store;
 
+/* The block store's figures as "dht.store_*" counters, copied from
+ * store_stats() at every tick. */
+struct dhtnode_counters {
+	uint64_t *store_blocks;  /* gauge */
+	uint64_t *store_bytes;   /* gauge */
+	uint64_t *store_puts;
+	uint64_t *store_commits;
+	uint64_t *store_evicted;
+	uint64_t *store_refused;
+	uint64_t *store_expired;
+	uint64_t *store_failed;
+};
+
 struct dhtnode {
 	struct event_base *base; /* borrowed */
 	struct core *core;       /* borrowed */
@@ -31,6 +44,7 @@ struct dhtnode {
 	bool handler_set;
 	bool store_closing;      /* store_free() runs: no more calls */
 	uint64_t sink;           /* counter of last resort */
+	struct dhtnode_counters c;
 	uint64_t saved_us;       /* when the table was last written */
 	char table_path[4096];
 	char state_dir[4096];
