@@ -90,21 +90,6 @@ store_db_refuse_rc(sqlite3 *db, const char *path, int rc, const char *why)
 	    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
 
-/* Makes a database's new directory entry survive a power cut. */
-static int
-store_db_fsync_path(const char *path, int flags)
-{
-	int fd = open(path, flags | O_CLOEXEC);
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	(void)close(fd);
-	return r;
-}
-
 /* One integer PRAGMA (application_id, user_version) of db. */
 static int
 store_db_pragma_int(sqlite3 *db, const char *sql, int64_t *ret)
@@ -214,11 +199,11 @@ store_db_create(const char *dir, const char *path)
 	store_db_unlink_tmp(tmp);
 	r = store_db_init_tmp(tmp);
 	if (r == 0)
-		r = store_db_fsync_path(tmp, O_RDONLY);
+		r = fs_fsync_path(tmp, O_RDONLY);
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r == 0)
-		r = store_db_fsync_path(dir, O_RDONLY | O_DIRECTORY);
+		r = fs_fsync_path(dir, O_RDONLY | O_DIRECTORY);
 	if (r < 0) {
 		store_db_unlink_tmp(tmp);
 		return store_db_refuse(path, r, "cannot create", strerror(-r));

@@ -77,12 +77,24 @@ fs_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+int
+fs_fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	(void)close(fd);
+	return r;
+}
+
 static int
 fs_fsync_dir_of(const char *path)
 {
 	char dir[PATH_MAX];
 	char *slash;
-	int fd, r = 0;
 
 	if (strlen(path) >= sizeof(dir))
 		return -ENAMETOOLONG;
@@ -94,13 +106,7 @@ fs_fsync_dir_of(const char *path)
 		dir[1] = '\0';
 	else
 		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	(void)close(fd);
-	return r;
+	return fs_fsync_path(dir, O_RDONLY | O_DIRECTORY);
 }
 
 int

@@ -13,6 +13,10 @@ int fs_mkdir_p(const char *path, mode_t mode);
  * renames it over path and fsyncs the directory. */
 int fs_write_atomic(const char *path, const void *data, size_t len,
     mode_t mode);
+/* Opens path with flags (O_RDONLY for a file, O_RDONLY | O_DIRECTORY
+ * for a directory) and fsyncs it: a file's data, or a directory's
+ * entries. */
+int fs_fsync_path(const char *path, int flags);
 /* Reads a whole regular file of at most max bytes into a malloc'd buffer
  * (caller frees). -EFBIG if larger, -ENOENT if missing. */
 int fs_read_file(const char *path, size_t max, uint8_t **ret_data,

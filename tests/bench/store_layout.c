@@ -25,6 +25,7 @@
 
 #include <sqlite3.h>
 
+#include "lib/fsutil.h"
 #include "store_bench.h"
 
 enum sl_layout { SL_BLOB_4K, SL_BLOB_16K, SL_BLOB_64K, SL_FILES, SL_N };
@@ -101,19 +102,6 @@ sl_file_write(const char *d, uint64_t i, const uint8_t *buf, size_t len)
 	return r;
 }
 
-static int
-sl_fsync_dir(const char *d)
-{
-	int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	(void)close(fd);
-	return r;
-}
-
 /* One group commit: blocks first..end-1. */
 static int
 sl_write_group(sqlite3 *db, sqlite3_stmt *ins, const char *d, enum sl_layout l,
@@ -127,7 +115,7 @@ sl_write_group(sqlite3 *db, sqlite3_stmt *ins, const char *d, enum sl_layout l,
 		r = sl_file_write(d, i, buf, size);
 	}
 	if (r == 0 && l == SL_FILES)
-		r = sl_fsync_dir(d);
+		r = fs_fsync_path(d, O_RDONLY | O_DIRECTORY);
 	if (r == 0)
 		r = sl_exec(db, "BEGIN");
 	for (uint64_t i = first; i < end && r == 0; i++) {

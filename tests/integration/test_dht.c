@@ -45,32 +45,39 @@ client_of(struct harness_daemon *dd)
 	return c;
 }
 
-static uint32_t
-table_size(struct harness_daemon *dd)
+/* What dd's DHT_STATUS says: peers in its table and blocks it holds. */
+static void
+status_of(struct harness_daemon *dd, uint32_t *ret_entries,
+    uint64_t *ret_blocks)
 {
 	struct ferry_client *c = client_of(dd);
 	struct ferry_dht_status *st;
-	uint32_t n;
 
 	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	n = st->entries;
+	*ret_entries = st->entries;
+	*ret_blocks = st->blocks;
 	ferry_dht_status_free(st);
 	ferry_client_close(c);
-	return n;
+}
+
+static uint32_t
+table_size(struct harness_daemon *dd)
+{
+	uint32_t entries;
+	uint64_t blocks;
+
+	status_of(dd, &entries, &blocks);
+	return entries;
 }
 
 static uint64_t
 blocks_of(struct harness_daemon *dd)
 {
-	struct ferry_client *c = client_of(dd);
-	struct ferry_dht_status *st;
-	uint64_t n;
+	uint32_t entries;
+	uint64_t blocks;
 
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	n = st->blocks;
-	ferry_dht_status_free(st);
-	ferry_client_close(c);
-	return n;
+	status_of(dd, &entries, &blocks);
+	return blocks;
 }
 
 /* 16 daemons; each knows d0's HELO only. Waits until every table holds
