@@ -388,18 +388,27 @@ net_join(void)
 static void
 net_free(void)
 {
+	/* Store calls still queued are called back, cancelled, as the
+	 * daemon's store does when it closes: their records are freed by
+	 * their callbacks, and whatever those send is dropped here. */
+	while (q_len > 0) {
+		struct ev e = queue[q_head];
+
+		q_head = (q_head + 1) % q_cap;
+		q_len--;
+		if (e.kind == EV_MSG)
+			free(e.body);
+		else if (e.kind == EV_STORED)
+			e.done(e.arg, -ECANCELED);
+		else if (e.kind == EV_GOT)
+			e.got(e.arg, -ECANCELED, NULL, 0, 0);
+	}
 	for (int i = 0; i < n_nodes; i++) {
 		dht_free(nodes[i].dht);
 		identity_free(nodes[i].ident);
 		stats_free(nodes[i].stats);
 		for (size_t j = 0; j < nodes[i].n_store; j++)
 			free(nodes[i].store[j].data);
-	}
-	while (q_len > 0) {
-		if (queue[q_head].kind == EV_MSG)
-			free(queue[q_head].body);
-		q_head = (q_head + 1) % q_cap;
-		q_len--;
 	}
 	free(queue);
 	queue = NULL;
