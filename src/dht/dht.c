@@ -32,6 +32,7 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->max_fails = 3;
 	ret->refresh_us = 60u * 1000 * 1000;
 	ret->request_rate = 1000;
+	ret->origin_quota = 256u * 1024 * 1024;
 }
 
 static bool
@@ -56,6 +57,7 @@ dht_counters_bind(struct dht *d)
 		C(receipts_in), C(receipts_bad), C(blocks_bad),
 		C(unsolicited), C(timeouts), C(requests_out),
 		C(rate_limited), C(completed), C(hops_total), C(retries),
+		C(origin_refused),
 #undef C
 	};
 
@@ -78,13 +80,15 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->cfg = *cfg;
 	TAILQ_INIT(&d->ops);
 	TAILQ_INIT(&d->limits);
+	TAILQ_INIT(&d->origins);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
 	d->op_by_id = map_new();
 	d->limit_by_peer = map_new();
+	d->origin_by_pk = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
-	    d->limit_by_peer == NULL ||
+	    d->limit_by_peer == NULL || d->origin_by_pk == NULL ||
 	    dht_counters_bind(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
@@ -101,9 +105,10 @@ dht_free(struct dht *d)
 	if (d->op_by_id != NULL)
 		dht_ops_cancel_all(d);
 	map_free(d->op_by_id);
-	if (d->limit_by_peer != NULL)
+	if (d->limit_by_peer != NULL && d->origin_by_pk != NULL)
 		dht_limit_done(d);
 	map_free(d->limit_by_peer);
+	map_free(d->origin_by_pk);
 	pathcache_free(d->paths);
 	rtable_free(d->rt);
 	free(d);
@@ -272,6 +277,7 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.hops_max = cfg->hops_max;
 	d->cfg.max_block = cfg->max_block;
 	d->cfg.request_rate = cfg->request_rate;
+	d->cfg.origin_quota = cfg->origin_quota;
 	return 0;
 }
 

@@ -91,6 +91,8 @@ struct dht_cfg {
 	uint64_t refresh_us;   /* a bucket not looked into this long is */
 	unsigned request_rate; /* requests a second from one neighbour
 				* (bursts of twice that); 0: no limit */
+	uint64_t origin_quota; /* bytes stored for one PUT signer; 0: no
+				* limit */
 };
 
 /* The defaults ferryd.conf(5) documents. */

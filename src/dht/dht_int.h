@@ -16,6 +16,7 @@
 
 struct map;
 struct dht_limit;
+struct dht_origin;
 
 #define DHT_LIMIT_PEERS 4096 /* request buckets kept, one per neighbour */
 
@@ -42,6 +43,7 @@ struct dht_counters {
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
 	uint64_t *rate_limited;    /* requests over their neighbour's rate */
+	uint64_t *origin_refused;  /* PUTs over their signer's ORIGIN_QUOTA */
 	uint64_t *completed;       /* our requests that succeeded */
 	uint64_t *hops_total;      /* the hops those took, summed */
 	uint64_t *retries;         /* our GETs asked again of the holders */
@@ -84,6 +86,9 @@ struct dht {
 	TAILQ_HEAD(, dht_limit) limits; /* least recently used first */
 	struct map *limit_by_peer;      /* neighbour -> its bucket */
 	size_t n_limits;
+	TAILQ_HEAD(, dht_origin) origins; /* least recently seen first */
+	struct map *origin_by_pk;         /* PUT signer -> bytes stored */
+	size_t n_origins;
 	bool starting;        /* inside dht_put/get/find */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
@@ -103,6 +108,10 @@ uint64_t dht_now(const struct dht *d);
 /* dht_limit.c */
 /* A token of from's request allowance: false if it has none left. */
 bool dht_limit_take(struct dht *d, const struct dhtkey *from);
+/* Charges len bytes stored to the origin that signed a PUT: false if
+ * that takes it over cfg.origin_quota (nothing charged then). */
+bool dht_origin_charge(struct dht *d, const uint8_t pk[FERRY_PUBKEY_LEN],
+    size_t len);
 void dht_limit_done(struct dht *d);
 
 /* dht_route.c */

@@ -215,8 +215,16 @@ static void
 dht_store(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
-	struct dht_pending *p = dht_pending_new(d, req, from);
+	struct dht_pending *p;
 
+	/* A block held already costs nothing more: a PUT again renews. */
+	if (!d->env.store_has(d->env.cls, &req->key) &&
+	    !dht_origin_charge(d, req->put.origin_pk, req->put.block_len)) {
+		(*d->c.origin_refused)++;
+		dht_fail(d, req, from, DHTMSG_RATE);
+		return;
+	}
+	p = dht_pending_new(d, req, from);
 	if (p == NULL) {
 		(*d->c.store_failed)++;
 		dht_fail(d, req, from, DHTMSG_QUOTA);

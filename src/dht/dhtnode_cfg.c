@@ -24,6 +24,8 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "a request of ours that has no answer by then fails" },
 	{ "dht", "REQUEST_RATE", "1000",
 	    "requests a second taken from one neighbour (bursts of twice that); 0: no limit" },
+	{ "dht", "ORIGIN_QUOTA", "256 MiB",
+	    "bytes stored for the key that signed the PUTs; 0: no limit" },
 	{ "dht", "REFRESH_INTERVAL", "60 s",
 	    "a bucket not looked into for this long is looked into" },
 	{ NULL, NULL, NULL, NULL },
@@ -83,6 +85,8 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	r |= dhtnode_cfg_uint(cfg, "REQUEST_RATE", 0, 1000000, &v[4]);
 	r |= dhtnode_cfg_size(cfg, "MAX_BLOCK", 1, DHTMSG_BLOCK_MAX, &c.max_block);
 	r |= dhtnode_cfg_size(cfg, "QUOTA", 0, UINT64_MAX, &c.quota);
+	r |= dhtnode_cfg_size(cfg, "ORIGIN_QUOTA", 0, UINT64_MAX,
+	    &c.dht.origin_quota);
 	r |= dhtnode_cfg_dur(cfg, "REQUEST_TIMEOUT", &c.dht.timeout_us);
 	r |= dhtnode_cfg_dur(cfg, "REFRESH_INTERVAL", &c.dht.refresh_us);
 	if (r != 0)

@@ -772,6 +772,40 @@ START_TEST(test_forgeries)
 }
 END_TEST
 
+/* A storing node takes at most ORIGIN_QUOTA bytes from one signer: a
+ * second block over it is refused by every storer, a block held already
+ * costs nothing more. */
+START_TEST(test_origin_quota)
+{
+	uint8_t a[3000], b[3000];
+	struct dhtkey ka, kb;
+	struct dht_cfg cfg;
+	struct outcome o;
+	uint64_t refused = 0;
+
+	net_start(8);
+	net_join();
+	for (int i = 0; i < n_nodes; i++) {
+		cfg = *dht_config(nodes[i].dht);
+		cfg.origin_quota = 5000;
+		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+	}
+	randombytes_buf(a, sizeof(a));
+	randombytes_buf(b, sizeof(b));
+	/* Both go to the same three: every node is within reach of both. */
+	put_block(1, a, sizeof(a), 8, &ka, &o);
+	ck_assert_int_eq(o.status, 0);
+	put_block(1, a, sizeof(a), 8, &ka, &o);
+	ck_assert_int_eq(o.status, 0);
+	put_block(1, b, sizeof(b), 8, &kb, &o);
+	ck_assert_int_eq(o.status, -EIO);
+	for (int i = 0; i < n_nodes; i++)
+		refused += stat(i, "origin_refused");
+	ck_assert_uint_eq(refused, 8);
+	net_free();
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -784,6 +818,7 @@ test_suite(void)
 	tcase_add_test(tc, test_absent_and_lost_holder);
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
+	tcase_add_test(tc, test_origin_quota);
 	suite_add_tcase(s, tc);
 	return s;
 }
