@@ -10,7 +10,10 @@
 #   to cmake, e.g.
 #     tests/run-all.sh build-asan -DFERRY_SANITIZE=address,undefined
 # Environment: JOBS (parallel jobs, default: the number of CPUs),
-#   CTEST_ARGS (more ctest options, e.g. "-L unit" or "-R cfg"),
+#   CTEST_ARGS (more ctest options, e.g. "-L unit" or "-R cfg"; the
+#   tests labelled long, such as the DHT on 64 daemons, are left out
+#   unless CTEST_ARGS chooses labels itself: "-L long" runs them alone,
+#   "-L ." everything),
 #   FERRY_NO_MTA=1 (do not set up the loopback Postfix; the SMTP tests
 #   then say they skip).
 # As root, the loopback Postfix + procmail the SMTP tests need is set up
@@ -25,6 +28,13 @@ build=${1:-$src/build}
 [ "$#" -gt 0 ] && shift
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 read -r -a ctest_args <<<"${CTEST_ARGS:-}"
+labels_chosen=0
+for arg in "${ctest_args[@]}"; do
+    case $arg in
+    -L* | --label-regex* | --label-exclude*) labels_chosen=1 ;;
+    esac
+done
+[ "$labels_chosen" -eq 1 ] || ctest_args+=(-LE '^long$')
 
 for tool in cmake ctest; do
     if ! command -v "$tool" >/dev/null 2>&1; then

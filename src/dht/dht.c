@@ -151,15 +151,18 @@ dht_peer_down(struct dht *d, const struct dhtkey *peer)
 
 int
 dht_next_hop(struct dht *d, const struct dhtkey *key,
-    const struct dhtkey *not, struct dhtkey *ret)
+    const struct dhtkey *not, const struct dhtkey *requester, bool anywhere,
+    struct dhtkey *ret)
 {
 	const struct rtable_entry *c[2 * RTABLE_K_MAX];
 	size_t n = rtable_closest(d->rt, key, 2 * d->cfg.k, c);
 
 	for (size_t i = 0; i < n; i++) {
-		if (dhtkey_closer(key, &c[i]->id, &d->self) >= 0)
+		if (!anywhere && dhtkey_closer(key, &c[i]->id, &d->self) >= 0)
 			break; /* the rest are farther still */
 		if (not != NULL && dhtkey_equal(&c[i]->id, not))
+			continue;
+		if (requester != NULL && dhtkey_equal(&c[i]->id, requester))
 			continue;
 		if (!d->env.linked(d->env.cls, &c[i]->id))
 			continue;

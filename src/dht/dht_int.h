@@ -90,15 +90,18 @@ struct dht {
 	struct map *origin_by_pk;         /* PUT signer -> bytes stored */
 	size_t n_origins;
 	bool starting;        /* inside dht_put/get/find */
+	bool filling;         /* starting a lookup that fills the table */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
 };
 
 /* dht.c */
-/* The linked peer closest to key and closer than this node, other than
- * not (may be NULL): 0 with *ret, or -ENOENT. */
+/* The linked peer closest to key other than not and requester (either
+ * may be NULL), and closer to it than this node unless anywhere: 0 with
+ * *ret, or -ENOENT. */
 int dht_next_hop(struct dht *d, const struct dhtkey *key,
-    const struct dhtkey *not, struct dhtkey *ret);
+    const struct dhtkey *not, const struct dhtkey *requester, bool anywhere,
+    struct dhtkey *ret);
 /* Up to n linked peers closest to key, and this node, closest first,
  * into ret; how many. */
 size_t dht_closest_with_self(struct dht *d, const struct dhtkey *key,

@@ -185,10 +185,12 @@ dht_lookup_done(void *cls, const struct dht_result *r)
 void
 dht_ops_lookup(struct dht *d, const struct dhtkey *key)
 {
+	d->filling = true;
 	(void)dht_find_start(d, key, d->cfg.k < DHTMSG_FIND_MAX
 	        ? d->cfg.k
 	        : DHTMSG_FIND_MAX,
 	    dht_lookup_done, d);
+	d->filling = false;
 }
 
 void

@@ -86,7 +86,16 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	struct buf out;
 	int r;
 
-	if (dht_next_hop(d, &req->key, from, &next) < 0)
+	/* Never back to the requester, where the request began: it would
+	 * drop it as a duplicate. A lookup of ours that fills the table
+	 * (the join's lookup of our own id, a bucket's refresh) asks the
+	 * network even when nobody we know is closer to its key than we
+	 * are, which is when it is needed (Kademlia's join): its first hop
+	 * is then the closest peer we have, and it goes on from there. */
+	if (dht_next_hop(d, &req->key, from, &req->requester, false, &next) <
+	        0 &&
+	    (from != NULL || !d->filling ||
+	        dht_next_hop(d, &req->key, NULL, NULL, true, &next) < 0))
 		return -ENOENT;
 	if (req->hops_left == 0) {
 		(*d->c.no_route)++;

@@ -10,6 +10,7 @@
 
 #include "lib/time.h"
 #include "lib/wire.h"
+#include "core/ack.h"
 #include "core/identity.h"
 #include "core/kx.h"
 #include "core/link.h"
@@ -29,6 +30,9 @@ struct wirelink {
 	uint64_t frames_in;        /* its frames that opened */
 	wirelink_inner_fn *fn;     /* sees its inner messages, or NULL */
 	void *cls;
+	bool acks;                   /* acknowledge its frames */
+	uint32_t rwnd;               /* the window our ACKs advertise */
+	struct acktrack at;          /* its frames to acknowledge */
 	uint8_t dgram[WIRELINK_BUF]; /* receive buffer */
 	uint8_t pt[WIRELINK_BUF];    /* opened plaintext */
 };
@@ -44,6 +48,7 @@ wirelink_new(struct wirepeer *w, const struct ferry_peer_id *peer,
 	l->w = w;
 	l->peer = *peer;
 	l->to = *to;
+	acktrack_init(&l->at);
 	/* Any index but 0 (which the core never hands out). */
 	if (link_init(&l->link, w->ident, peer, randombytes_random() | 1,
 	        time_mono_us()) < 0) {
@@ -68,6 +73,13 @@ wirelink_on_inner(struct wirelink *l, wirelink_inner_fn *fn, void *cls)
 {
 	l->fn = fn;
 	l->cls = cls;
+}
+
+void
+wirelink_set_acks(struct wirelink *l, uint32_t rwnd)
+{
+	l->acks = true;
+	l->rwnd = rwnd;
 }
 
 uint64_t
@@ -117,13 +129,38 @@ wirelink_on_enc(struct wirelink *l, const uint8_t *msg, size_t size)
 	uint64_t ctr;
 	uint16_t type;
 
+	bool eliciting = false;
+
 	if (link_open_to(&l->link, msg, size, l->pt, time_mono_us(), &ptlen,
 	        &ctr) < 0)
 		return;
 	l->frames_in++;
-	while (l->fn != NULL &&
-	    rx_next(l->pt, ptlen, &off, &type, &inner, &isize) > 0)
-		l->fn(l->cls, type, inner, isize);
+	while (rx_next(l->pt, ptlen, &off, &type, &inner, &isize) > 0) {
+		if (type != FERRY_MSG_ACK && type != FERRY_MSG_PAD)
+			eliciting = true;
+		if (l->fn != NULL)
+			l->fn(l->cls, type, inner, isize);
+	}
+	if (l->acks)
+		acktrack_on_frame(&l->at, ctr, eliciting, time_mono_us(), 0);
+}
+
+/* The ACK the daemon is owed, if any, in a frame of its own. */
+static void
+wirelink_send_ack(struct wirelink *l)
+{
+	uint8_t ack[ACK_MAX_SIZE], frame[ACK_MAX_SIZE + FERRY_ENC_OVERHEAD];
+	size_t n;
+	int f;
+
+	if (!l->acks || !acktrack_pending(&l->at))
+		return;
+	n = acktrack_write(&l->at, ack, sizeof(ack), l->rwnd, time_mono_us());
+	if (n == 0)
+		return;
+	f = wirelink_seal(l, ack, n, frame, sizeof(frame), NULL);
+	if (f > 0)
+		(void)wirelink_send_raw(l, frame, (size_t)f);
 }
 
 /* One datagram from the daemon: its KX and ENC messages. */
@@ -140,6 +177,7 @@ wirelink_input(struct wirelink *l, size_t len)
 		else if (type == FERRY_P2P_ENC)
 			wirelink_on_enc(l, msg, size);
 	}
+	wirelink_send_ack(l);
 }
 
 unsigned

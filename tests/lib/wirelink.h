@@ -36,6 +36,12 @@ void wirelink_free(struct wirelink *l);
 int wirelink_handshake(struct wirelink *l, int timeout_ms);
 /* Sets the function that sees the daemon's inner messages (NULL: none). */
 void wirelink_on_inner(struct wirelink *l, wirelink_inner_fn *fn, void *cls);
+/* From now on, acknowledges the daemon's frames as a ferryd does (an ACK
+ * frame after each datagram that brought ack-eliciting ones, advertising
+ * a window of rwnd bytes). Without ACKs the daemon's congestion control
+ * soon holds back what it sends over the link: a test peer that stays
+ * linked and answers for a while needs them. */
+void wirelink_set_acks(struct wirelink *l, uint32_t rwnd);
 /* Reads and processes what the daemon sends for ms milliseconds. Returns
  * the number of its frames that opened meanwhile. */
 unsigned wirelink_pump(struct wirelink *l, int ms);

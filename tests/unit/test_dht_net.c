@@ -7,7 +7,8 @@
  * test's, through struct dht_env (as a simulator's will be). Messages
  * are delivered in order from one queue, store calls complete from it
  * too, and time is virtual. Checked: nodes that know one peer build
- * tables from which FIND returns the true closest; a PUT reaches exactly
+ * tables from which FIND returns the true closest, also when 64 of them
+ * join one after another; a PUT reaches exactly
  * the REPLICATION closest nodes with that many valid receipts; every
  * node GETs it; an absent key and a lost holder end well; answers find
  * their way back along the path when no direct link can be made; forged
@@ -806,6 +807,75 @@ START_TEST(test_origin_quota)
 }
 END_TEST
 
+/* Entries missing from node i's table: per bucket, min(k, the nodes that
+ * belong there) less what it holds. */
+static unsigned
+table_missing(int i)
+{
+	unsigned cand[DHTKEY_BITS + 1] = { 0 }, have[DHTKEY_BITS + 1] = { 0 };
+	const struct rtable *rt = dht_rtable(nodes[i].dht);
+	const struct rtable_entry *e[N_MAX];
+	struct dhtkey self = nodes[i].id;
+	unsigned missing = 0, k = rtable_k(rt);
+	size_t n = rtable_closest(rt, &self, N_MAX, e);
+
+	for (int j = 0; j < n_nodes; j++)
+		if (j != i)
+			cand[dhtkey_common_prefix(&self, &nodes[j].id)]++;
+	for (size_t j = 0; j < n; j++)
+		have[dhtkey_common_prefix(&self, &e[j]->id)]++;
+	for (unsigned p = 0; p <= DHTKEY_BITS; p++) {
+		unsigned want = cand[p] < k ? cand[p] : k;
+
+		missing += have[p] < want ? want - have[p] : 0;
+	}
+	return missing;
+}
+
+/*
+ * 64 nodes join one after another, each knowing node 0 only, as the
+ * daemons of test_dht_large do. With k = 20 a node's farthest bucket
+ * cannot hold the other half of the network, so a joining node on the
+ * other side of node 0 learns its own neighbourhood only if its lookup
+ * of its own id leaves it (it used to end at once: nobody is closer to
+ * our id than we are), and no later joiner's neighbours learn of it.
+ * Every table then holds all it can, no lookup is lost, and FIND from
+ * every node returns the true closest.
+ */
+START_TEST(test_join_one_by_one)
+{
+	struct dhtkey key, want[8];
+	struct outcome o;
+
+	net_start(N_MAX);
+	for (int i = 1; i < n_nodes; i++) {
+		make_link(i, 0);
+		run_ms(60);
+	}
+	run_ms(60000);
+	for (int i = 0; i < n_nodes; i++) {
+		ck_assert_msg(table_missing(i) == 0,
+		    "node %d's table misses %u entries", i, table_missing(i));
+		ck_assert_uint_eq(stat(i, "timeouts"), 0);
+	}
+	for (int from = 0; from < n_nodes; from++) {
+		randombytes_buf(key.b, sizeof(key.b));
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_find(nodes[from].dht, &key, 8, on_done, &o),
+		    0);
+		wait_for(&o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.n_nodes, 8);
+		true_closest(&key, want, 8);
+		for (int i = 0; i < 8; i++)
+			ck_assert_msg(dhtkey_equal(&o.nodes[i], &want[i]),
+			    "FIND from %d: place %d is not the true closest",
+			    from, i);
+	}
+	net_free();
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -819,6 +889,7 @@ test_suite(void)
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
 	tcase_add_test(tc, test_origin_quota);
+	tcase_add_test(tc, test_join_one_by_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
