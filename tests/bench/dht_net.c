@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * bench_dht's network (see dht_bench.h): real ferryd processes building
+ * their DHT as test_dht's do, the counters summed over them, and the
+ * small helpers the parts share.
+ */
+#include "dht_bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* As tests/integration/test_dht.c: links left to the DHT, refreshes
+ * every 2 s while the tables fill, and no bound per network, since all
+ * daemons are in 127.0.0.0/24. */
+#define DBNET_CFG                                                              \
+	"[core]\nLINK_POLICY = manual\n"                                       \
+	"[dht]\nREFRESH_INTERVAL = 2 s\nPER_NETWORK = 0\n"
+/* Once the tables are full: no refresh lookups during the measurement,
+ * so that dht.completed and dht.hops_total count ours alone. */
+#define DBNET_CFG_QUIET "[dht]\nREFRESH_INTERVAL = 86400 s\n"
+
+uint32_t
+dbnet_table_size(const struct harness_daemon *d)
+{
+	struct ferry_dht_status *st;
+	struct ferry_client *c;
+	uint32_t n = 0;
+
+	if (harness_daemon_client(d, &c) < 0)
+		return 0;
+	if (ferry_dht_status(c, &st) == 0) {
+		n = st->entries;
+		ferry_dht_status_free(st);
+	}
+	ferry_client_close(c);
+	return n;
+}
+
+uint64_t
+dbnet_blocks(const struct harness_daemon *d)
+{
+	struct ferry_dht_status *st;
+	struct ferry_client *c;
+	uint64_t n = 0;
+
+	if (harness_daemon_client(d, &c) < 0)
+		return 0;
+	if (ferry_dht_status(c, &st) == 0) {
+		n = st->blocks;
+		ferry_dht_status_free(st);
+	}
+	ferry_client_close(c);
+	return n;
+}
+
+static int
+dbnet_spawn(struct dbnet *net, const char *transport, const char *extra)
+{
+	struct ferry_client *c;
+	char *uri = NULL;
+	int r = 0;
+
+	for (unsigned i = 0; r == 0 && i < net->n; i++) {
+		struct harness_daemon *d;
+
+		r = harness_daemon_new(net->h, &net->d[i]);
+		if (r < 0)
+			break;
+		d = net->d[i];
+		r = harness_daemon_transports(d, transport);
+		if (r == 0)
+			r = harness_daemon_config(d, "%s", DBNET_CFG);
+		if (r == 0 && net->delay_ms > 0)
+			r = harness_daemon_config(d,
+			    "[testing]\nENABLE = yes\nDELAY = %u ms\n",
+			    net->delay_ms);
+		if (r == 0 && extra != NULL)
+			r = harness_daemon_config(d, "%s\n", extra);
+		if (r == 0 && i > 0)
+			r = harness_daemon_config(d, "[core]\nBOOTSTRAP = %s\n",
+			    uri);
+		if (r == 0)
+			r = harness_daemon_start_ready(d);
+		if (r == 0 && i == 0 &&
+		    (r = harness_daemon_client(d, &c)) == 0) {
+			r = ferry_hello(c, &uri);
+			ferry_client_close(c);
+		}
+	}
+	free(uri);
+	return r;
+}
+
+/* Waits until every table holds every other daemon (k = 20 leaves room
+ * for 16), as test_dht does. */
+static int
+dbnet_wait_tables(const struct dbnet *net, unsigned wait_ms)
+{
+	uint64_t end = harness_now_ms() + wait_ms;
+
+	for (unsigned i = 0; i < net->n; i++)
+		while (dbnet_table_size(net->d[i]) < net->n - 1) {
+			if (harness_now_ms() > end) {
+				fprintf(stderr,
+				    "bench_dht: d%u's table holds %u of %u "
+				    "peers after %u ms\n",
+				    i, dbnet_table_size(net->d[i]), net->n - 1,
+				    wait_ms);
+				return -ETIMEDOUT;
+			}
+			harness_sleep_ms(100);
+		}
+	return 0;
+}
+
+/* Waits until no daemon starts a request for a second: the lookups of
+ * the refreshes before the reload are over. */
+static int
+dbnet_wait_quiet(const struct dbnet *net)
+{
+	uint64_t end = harness_now_ms() + 20000;
+	struct dbnet_counts a, b;
+	int r = dbnet_counts(net, -1, &a);
+
+	while (r == 0 && harness_now_ms() < end) {
+		harness_sleep_ms(1000);
+		r = dbnet_counts(net, -1, &b);
+		if (r == 0 && b.requests_out == a.requests_out &&
+		    b.completed + b.timeouts == a.completed + a.timeouts)
+			break;
+		a = b;
+	}
+	return r;
+}
+
+int
+dbnet_start(struct dbnet *net, const char *name, unsigned n,
+    const char *transport, unsigned delay_ms, const char *extra,
+    unsigned wait_ms)
+{
+	int r;
+
+	memset(net, 0, sizeof(*net));
+	if (n < 1 || n > DB_MAX_DAEMONS)
+		return -EINVAL;
+	net->n = n;
+	net->delay_ms = delay_ms;
+	r = harness_new(name, &net->h);
+	if (r < 0)
+		return r;
+	r = dbnet_spawn(net, transport, extra);
+	if (r == 0)
+		r = dbnet_wait_tables(net, wait_ms);
+	for (unsigned i = 0; r == 0 && i < n; i++) {
+		r = harness_daemon_config(net->d[i], "%s", DBNET_CFG_QUIET);
+		if (r == 0)
+			r = harness_daemon_reload(net->d[i]);
+	}
+	if (r == 0)
+		r = dbnet_wait_quiet(net);
+	if (r < 0) {
+		fprintf(stderr, "bench_dht: the network did not form: %s\n",
+		    strerror(-r));
+		harness_dump_logs(net->h);
+		dbnet_free(net);
+	}
+	return r;
+}
+
+void
+dbnet_free(struct dbnet *net)
+{
+	harness_free(net->h);
+	memset(net, 0, sizeof(*net));
+}
+
+static void
+dbnet_counts_add(struct dbnet_counts *c, const struct bench_counters *s)
+{
+	c->completed += bench_counter(s, "dht.completed");
+	c->hops += bench_counter(s, "dht.hops_total");
+	c->requests_out += bench_counter(s, "dht.requests_out");
+	c->timeouts += bench_counter(s, "dht.timeouts");
+	c->retries += bench_counter(s, "dht.retries");
+	c->rate_limited += bench_counter(s, "dht.rate_limited");
+	c->no_route += bench_counter(s, "dht.no_route");
+	c->direct += bench_counter(s, "dht.answers_direct");
+	c->routed += bench_counter(s, "dht.answers_routed");
+	c->stored += bench_counter(s, "dht.stored");
+	c->store_failed += bench_counter(s, "dht.store_failed");
+	c->answers_lost += bench_counter(s, "dht.answers_lost");
+	c->frames_lost += bench_counter(s, "core.frames_lost");
+}
+
+int
+dbnet_counts(const struct dbnet *net, int i, struct dbnet_counts *ret)
+{
+	struct bench_counters s;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	for (unsigned k = 0; k < net->n; k++) {
+		if (i >= 0 && (unsigned)i != k)
+			continue;
+		r = bench_counters_get(net->d[k], &s);
+		if (r < 0)
+			return r;
+		dbnet_counts_add(ret, &s);
+		bench_counters_free(&s);
+		ret->cpu_ns += bench_cpu_ns(net->d[k]->pid);
+	}
+	return 0;
+}
+
+void
+dbnet_counts_sub(const struct dbnet_counts *after,
+    const struct dbnet_counts *before, struct dbnet_counts *ret)
+{
+	const uint64_t *a = (const uint64_t *)after;
+	const uint64_t *b = (const uint64_t *)before;
+	uint64_t *d = (uint64_t *)ret;
+
+	/* The struct is uint64_t fields only. */
+	for (size_t i = 0; i < sizeof(*ret) / sizeof(uint64_t); i++)
+		d[i] = a[i] - b[i];
+}
+
+double
+dbnet_mean_hops(const struct dbnet_counts *delta)
+{
+	return delta->completed > 0
+	    ? (double)delta->hops / (double)delta->completed
+	    : NAN;
+}
+
+double
+db_load(void)
+{
+	double l = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f == NULL)
+		return NAN;
+	if (fscanf(f, "%lf", &l) != 1)
+		l = NAN;
+	(void)fclose(f);
+	return l;
+}
+
+/* splitmix64: fast, and distinct streams for distinct (seed, idx). */
+static uint64_t
+db_mix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void
+db_fill(uint8_t *buf, size_t len, uint64_t seed, uint64_t idx)
+{
+	uint64_t s = seed ^ (idx * 0xd1b54a32d192ed03ull);
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = db_mix(&s);
+
+		memcpy(buf + i, &v, 8);
+	}
+	if (i < len) {
+		uint64_t v = db_mix(&s);
+
+		memcpy(buf + i, &v, len - i);
+	}
+}
+
+uint64_t
+db_seed(void)
+{
+	uint64_t s = bench_now_ns() ^ ((uint64_t)getpid() << 32);
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		uint64_t v;
+
+		if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			s ^= v;
+		(void)close(fd);
+	}
+	return s;
+}
+
+static int
+db_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+db_quantile(double *v, size_t n, double q)
+{
+	size_t rank;
+
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), db_cmp);
+	rank = (size_t)ceil(q * (double)n);
+	if (rank < 1)
+		rank = 1;
+	return v[rank - 1];
+}
