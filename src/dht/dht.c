@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "core/identity.h"
+#define LOG_TAG "dht"
+#include "lib/log.h"
 #include "lib/map.h"
 #include "lib/stats.h"
 
@@ -79,6 +81,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->env = *env;
 	d->cfg = *cfg;
 	TAILQ_INIT(&d->ops);
+	ratelimit_init(&d->log_rl, 1.0, 5.0);
 	TAILQ_INIT(&d->limits);
 	TAILQ_INIT(&d->origins);
 	dhtkey_from_peer(&env->ident->id, &d->self);
@@ -112,6 +115,21 @@ dht_free(struct dht *d)
 	pathcache_free(d->paths);
 	rtable_free(d->rt);
 	free(d);
+}
+
+void
+dht_log_drop(struct dht *d, const struct dhtkey *peer, const char *what)
+{
+	char hex[2 * DHTKEY_LEN + 1];
+
+	if (!ratelimit_take(&d->log_rl, dht_now(d), 1.0)) {
+		d->log_suppressed++;
+		return;
+	}
+	dhtkey_hex(peer, hex);
+	log_info("peer %.16s: %s, dropped (%llu more such lines held back)",
+	    hex, what, (unsigned long long)d->log_suppressed);
+	d->log_suppressed = 0;
 }
 
 uint64_t
@@ -209,10 +227,12 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 	}
 	if (dhtmsg_req_decode(type, body, len, &req) < 0) {
 		(*d->c.malformed)++;
+		dht_log_drop(d, from, "malformed DHT request");
 		return;
 	}
 	if (!dht_limit_take(d, from)) {
 		(*d->c.rate_limited)++;
+		dht_log_drop(d, from, "DHT request over REQUEST_RATE");
 		return;
 	}
 	(*d->c.requests_in)++;

@@ -108,6 +108,7 @@ dht_answer_receipt(struct dht *d, struct dht_op *op,
 	    dhtmsg_receipt_verify(&op->key, &a->responder, op->put_hash,
 	        &a->receipt) < 0) {
 		(*d->c.receipts_bad)++;
+		dht_log_drop(d, &a->responder, "forged or misdirected receipt");
 		return;
 	}
 	for (unsigned i = 0; i < op->n_receipts; i++)
@@ -153,9 +154,20 @@ dht_answer_fail(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 	if (op->type == FERRY_MSG_DHT_PUT &&
 	    ++op->n_fails + op->n_receipts < op->replication)
 		return;
-	/* A GET asked again of several peers ends when all have failed. */
+	/* A GET's first FAIL may be a lie of the peer it ended at, or that
+	 * peer may not know the holders: the peers closest to the key that
+	 * we know are asked directly, once, before it fails. */
+	if (op->type == FERRY_MSG_DHT_GET && op->asked == 0) {
+		dht_op_retry_get(d, op, &a->responder);
+		if (op->asked > 0)
+			return;
+	}
+	/* A GET asked again of several peers ends when all have failed:
+	 * none of them holds the block. */
 	if (op->asked > 0 && ++op->n_fails < op->asked)
 		return;
+	if (op->asked > 0)
+		r.status = -ENOENT;
 	if (op->type == FERRY_MSG_DHT_PUT)
 		r.status = -EIO;
 	dht_op_finish(d, op, &r);
@@ -186,6 +198,8 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 			/* A wrong block ends nothing: the other holders are
 			 * asked, and a right answer or the timeout ends it. */
 			(*d->c.blocks_bad)++;
+			dht_log_drop(d, &a->responder,
+			    "block that does not hash to its key");
 			if (op->type == FERRY_MSG_DHT_GET && op->asked == 0)
 				dht_op_retry_get(d, op, &a->responder);
 			return;
@@ -219,6 +233,8 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 
 	if (dhtmsg_ans_decode(type, body, len, &a) < 0) {
 		(*d->c.malformed)++;
+		if (from != NULL)
+			dht_log_drop(d, from, "malformed DHT answer");
 		return;
 	}
 	if (!dhtkey_equal(&a.requester, &d->self)) {

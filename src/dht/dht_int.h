@@ -13,6 +13,7 @@
 #include "dht/pathcache.h"
 #include "dht/rtable.h"
 #include "lib/buf.h"
+#include "lib/ratelimit.h"
 
 struct map;
 struct dht_limit;
@@ -93,9 +94,16 @@ struct dht {
 	bool filling;         /* starting a lookup that fills the table */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
+	struct ratelimit log_rl;   /* lines about peers' bad input */
+	uint64_t log_suppressed;   /* held back since the last one */
 };
 
 /* dht.c */
+/* Logs a drop a peer caused (a counter says how many there were), at
+ * info level, a burst of 5 and then one a second, naming the peer and
+ * how many lines were held back. */
+void dht_log_drop(struct dht *d, const struct dhtkey *peer,
+    const char *what);
 /* The linked peer closest to key other than not and requester (either
  * may be NULL), and closer to it than this node unless anywhere: 0 with
  * *ret, or -ENOENT. */

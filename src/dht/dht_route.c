@@ -297,6 +297,8 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 	 * forgery on, and the storing peer refuses it. */
 	if (dhtmsg_put_verify(&req->key, &req->put) < 0) {
 		(*d->c.refused)++;
+		if (from != NULL)
+			dht_log_drop(d, from, "PUT with a bad signature or hash");
 		dht_fail(d, req, from, DHTMSG_REFUSED);
 		return;
 	}
