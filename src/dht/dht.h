@@ -144,8 +144,9 @@ void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 void dht_tick(struct dht *d);
 
 /* Stores data (1 to max_block bytes) at replication peers (0: the
- * default) until expiry; done is called once, never from inside the
- * call. The key is BLAKE2b-256(data), written to *ret_key. */
+ * default) until expiry (in the future, or -EINVAL); done is called
+ * once, never from inside the call. The key is BLAKE2b-256(data),
+ * written to *ret_key. */
 int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
     unsigned replication, dht_done_fn *done, void *cls,
     struct dhtkey *ret_key);

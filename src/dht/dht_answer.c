@@ -261,9 +261,15 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 void
 dht_answer_later(struct dht *d, struct dht_op *op)
 {
+	struct buf kept = op->later; /* ours now: op may end below */
 	struct dhtmsg_ans a;
 
-	if (dhtmsg_ans_decode(op->later_type, buf_head(&op->later),
-	        buf_size(&op->later), &a) == 0)
+	/* Taken out first, so that it is delivered once (an answer that
+	 * does not end op, a PUT's FAIL, would otherwise count again at
+	 * every tick). */
+	buf_init(&op->later);
+	if (dhtmsg_ans_decode(op->later_type, buf_head(&kept),
+	        buf_size(&kept), &a) == 0)
 		dht_answer_ours(d, op, &a);
+	buf_done(&kept);
 }

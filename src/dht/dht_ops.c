@@ -99,7 +99,8 @@ dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	if (replication == 0)
 		replication = d->cfg.replication;
 	if (len == 0 || len > d->cfg.max_block ||
-	    replication > DHTMSG_REPL_MAX || done == NULL)
+	    replication > DHTMSG_REPL_MAX || done == NULL ||
+	    expiry <= d->env.wall_s(d->env.cls))
 		return -EINVAL;
 	dhtkey_of_block(data, len, &key);
 	op = dht_op_new(d, FERRY_MSG_DHT_PUT, &key, done, cls);

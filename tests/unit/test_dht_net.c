@@ -803,6 +803,10 @@ START_TEST(test_origin_quota)
 	for (int i = 0; i < n_nodes; i++)
 		refused += stat(i, "origin_refused");
 	ck_assert_uint_eq(refused, 8);
+	/* A block that would be gone already is refused at once. */
+	ck_assert_int_eq(dht_put(nodes[1].dht, a, sizeof(a), 1000, 0, on_done,
+	                     &o, &ka),
+	    -EINVAL);
 	net_free();
 }
 END_TEST
