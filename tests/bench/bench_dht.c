@@ -52,12 +52,50 @@ db_list(const char *arg, uint64_t *v, unsigned max, unsigned *ret_n,
 	return n > 0 ? 0 : -1;
 }
 
+/* The options that take a list: sizes, delays, counts, replications. */
+static int
+db_opt_list(int opt, const char *arg, struct db_opts *p)
+{
+	uint64_t v[DB_MAX_SIZES];
+	unsigned n;
+
+	switch (opt) {
+	case 's':
+		if (db_list(arg, v, DB_MAX_SIZES, &n, DB_HDR_LEN,
+		        FERRY_DHT_BLOCK_MAX) < 0)
+			return -1;
+		p->n_sizes = n;
+		for (unsigned i = 0; i < n; i++)
+			p->sizes[i] = (size_t)v[i];
+		return 0;
+	case 'l':
+		if (db_list(arg, v, DB_MAX_DELAYS, &n, 0, 1000) < 0)
+			return -1;
+		p->n_delays = n;
+		for (unsigned i = 0; i < n; i++)
+			p->delays[i] = (unsigned)v[i];
+		return 0;
+	case 'k':
+		if (db_list(arg, v, DB_MAX_SIZES, &n, 1, 10000000) < 0)
+			return -1;
+		for (unsigned i = 0; i < DB_MAX_SIZES; i++)
+			p->counts[i] = v[i < n ? i : n - 1];
+		return 0;
+	default: /* 'R' */
+		if (db_list(arg, v, DB_MAX_REPLS, &n, 1, FERRY_DHT_REPL_MAX) <
+		    0)
+			return -1;
+		p->n_repls = n;
+		for (unsigned i = 0; i < n; i++)
+			p->repls[i] = (unsigned)v[i];
+		return 0;
+	}
+}
+
 static int
 db_opt(int opt, const char *arg, void *cls)
 {
 	struct db_opts *p = cls;
-	uint64_t v[DB_MAX_SIZES];
-	unsigned n;
 	char *end;
 
 	switch (opt) {
@@ -75,39 +113,15 @@ db_opt(int opt, const char *arg, void *cls)
 		return *end == '\0' && p->lat_repl <= FERRY_DHT_REPL_MAX ? 0
 		                                                         : -1;
 	case 's':
-		if (db_list(arg, v, DB_MAX_SIZES, &n, DB_HDR_LEN,
-		        FERRY_DHT_BLOCK_MAX) < 0)
-			return -1;
-		p->n_sizes = n;
-		for (unsigned i = 0; i < n; i++)
-			p->sizes[i] = (size_t)v[i];
-		return 0;
 	case 'l':
-		if (db_list(arg, v, DB_MAX_DELAYS, &n, 0, 1000) < 0)
-			return -1;
-		p->n_delays = n;
-		for (unsigned i = 0; i < n; i++)
-			p->delays[i] = (unsigned)v[i];
-		return 0;
+	case 'k':
+	case 'R':
+		return db_opt_list(opt, arg, p);
 	case 'j':
 		p->jobs = (unsigned)strtoul(arg, &end, 10);
 		return *end == '\0' && p->jobs >= 1 && p->jobs <= DB_MAX_JOBS
 		    ? 0
 		    : -1;
-	case 'k':
-		if (db_list(arg, v, DB_MAX_SIZES, &n, 1, 10000000) < 0)
-			return -1;
-		for (unsigned i = 0; i < DB_MAX_SIZES; i++)
-			p->counts[i] = v[i < n ? i : n - 1];
-		return 0;
-	case 'R':
-		if (db_list(arg, v, DB_MAX_REPLS, &n, 1, FERRY_DHT_REPL_MAX) <
-		    0)
-			return -1;
-		p->n_repls = n;
-		for (unsigned i = 0; i < n; i++)
-			p->repls[i] = (unsigned)v[i];
-		return 0;
 	case 'b':
 		p->bulk_mib = (unsigned)strtoul(arg, &end, 10);
 		return *end == '\0' && p->bulk_mib <= 65536 ? 0 : -1;

@@ -536,78 +536,93 @@ db_mib(unsigned long kib)
 	return (double)kib / 1024;
 }
 
+/* The idle daemons of the first network, and the goal. */
+static void
+db_report_rss_idle(const struct db_rss *m, FILE *f, FILE *goals)
+{
+	double v[DB_MAX_DAEMONS];
+	struct bench_summary idle;
+
+	for (unsigned i = 0; i < m->idle_n; i++) {
+		v[i] = (double)m->idle[i];
+		if (f != NULL)
+			fprintf(f, "idle,%u,0,%lu\n", i, m->idle[i]);
+	}
+	bench_summarize(v, m->idle_n, &idle);
+	printf("  idle, %u daemons with full tables, %u ms delay: median "
+	       "%.2f MiB [%.2f-%.2f]: %s\n",
+	    m->idle_n, m->idle_delay, db_mib((unsigned long)idle.median),
+	    db_mib((unsigned long)idle.min), db_mib((unsigned long)idle.max),
+	    db_verdict(idle.max, DB_GOAL_IDLE_KIB, true));
+	db_goal(goals, "memory", "idle RSS KiB (largest daemon)", idle.max,
+	    DB_GOAL_IDLE_KIB, true);
+}
+
+/* The network's daemons after the throughput runs. */
+static void
+db_report_rss_after(const struct db_rss *m, unsigned n, FILE *f)
+{
+	unsigned long big = 0;
+	unsigned most = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (m->after_blocks[i] > m->after_blocks[most])
+			most = i;
+		if (m->after[i] > big)
+			big = m->after[i];
+		if (f != NULL)
+			fprintf(f, "after_throughput,%u,%llu,%lu\n", i,
+			    (unsigned long long)m->after_blocks[i],
+			    m->after[i]);
+	}
+	printf("  after the throughput runs: d%u holds the most, %llu "
+	       "blocks, %.2f MiB; the largest RSS %.2f MiB\n",
+	    most, (unsigned long long)m->after_blocks[most],
+	    db_mib(m->after[most]), db_mib(big));
+}
+
+/* The daemon alone: idle, with many blocks, restarted with them. */
+static void
+db_report_rss_alone(const struct db_rss *m, FILE *f)
+{
+	printf("  one daemon alone (no peers; load %.2f before, %.2f after): "
+	       "idle %.2f MiB\n",
+	    m->load[0], m->load[1], db_mib(m->alone_idle));
+	if (f != NULL)
+		fprintf(f, "alone_idle,0,0,%lu\n", m->alone_idle);
+	if (!m->many_done)
+		return;
+	printf("  with %llu blocks of 1 KiB put into it (%.0f blocks/s, %llu "
+	       "failed): %.2f MiB, peak (VmHWM) %.2f MiB; restarted with "
+	       "%llu blocks: %.2f MiB\n",
+	    (unsigned long long)m->many_blocks, m->fill.blocks_s,
+	    (unsigned long long)m->fill.failed, db_mib(m->many),
+	    db_mib(m->many_hwm), (unsigned long long)m->restarted_blocks,
+	    db_mib(m->restarted));
+	if (f != NULL)
+		fprintf(f,
+		    "alone_many,0,%llu,%lu\nalone_many_hwm,0,%llu,%lu\n"
+		    "alone_restarted,0,%llu,%lu\n",
+		    (unsigned long long)m->many_blocks, m->many,
+		    (unsigned long long)m->many_blocks, m->many_hwm,
+		    (unsigned long long)m->restarted_blocks, m->restarted);
+}
+
 static void
 db_report_rss(struct db_ctx *x, FILE *goals)
 {
 	const struct db_rss *m = &x->rss;
 	FILE *f =
 	    bench_csv_open(&x->o, "dht_rss.csv", "what,daemon,blocks,rss_kib");
-	double v[DB_MAX_DAEMONS];
-	struct bench_summary idle;
-	unsigned most = 0;
 
 	printf("\nDHT memory (VmRSS; goal: idle <= 10 MB = %.2f MiB)\n",
 	    DB_GOAL_IDLE_KIB / 1024);
-	if (m->idle_n > 0) {
-		for (unsigned i = 0; i < m->idle_n; i++) {
-			v[i] = (double)m->idle[i];
-			if (f != NULL)
-				fprintf(f, "idle,%u,0,%lu\n", i, m->idle[i]);
-		}
-		bench_summarize(v, m->idle_n, &idle);
-		printf("  idle, %u daemons with full tables, %u ms delay: "
-		       "median %.2f MiB [%.2f-%.2f]: %s\n",
-		    m->idle_n, m->idle_delay,
-		    db_mib((unsigned long)idle.median),
-		    db_mib((unsigned long)idle.min),
-		    db_mib((unsigned long)idle.max),
-		    db_verdict(idle.max, DB_GOAL_IDLE_KIB, true));
-		db_goal(goals, "memory", "idle RSS KiB (largest daemon)",
-		    idle.max, DB_GOAL_IDLE_KIB, true);
-	}
-	if (m->after_done) {
-		unsigned long big = 0;
-
-		for (unsigned i = 0; i < x->p.daemons; i++) {
-			if (m->after_blocks[i] > m->after_blocks[most])
-				most = i;
-			if (m->after[i] > big)
-				big = m->after[i];
-			if (f != NULL)
-				fprintf(f, "after_throughput,%u,%llu,%lu\n", i,
-				    (unsigned long long)m->after_blocks[i],
-				    m->after[i]);
-		}
-		printf("  after the throughput runs: d%u holds the most, "
-		       "%llu blocks, %.2f MiB; the largest RSS %.2f MiB\n",
-		    most, (unsigned long long)m->after_blocks[most],
-		    db_mib(m->after[most]), db_mib(big));
-	}
-	if (m->many_done || m->alone_idle > 0) {
-		printf("  one daemon alone (no peers; load %.2f before, %.2f "
-		       "after): idle %.2f MiB\n",
-		    m->load[0], m->load[1], db_mib(m->alone_idle));
-		if (f != NULL)
-			fprintf(f, "alone_idle,0,0,%lu\n", m->alone_idle);
-	}
-	if (m->many_done) {
-		printf("  with %llu blocks of 1 KiB put into it (%.0f "
-		       "blocks/s, %llu failed): %.2f MiB, peak (VmHWM) %.2f "
-		       "MiB; restarted with %llu blocks: %.2f MiB\n",
-		    (unsigned long long)m->many_blocks, m->fill.blocks_s,
-		    (unsigned long long)m->fill.failed, db_mib(m->many),
-		    db_mib(m->many_hwm),
-		    (unsigned long long)m->restarted_blocks,
-		    db_mib(m->restarted));
-		if (f != NULL)
-			fprintf(f,
-			    "alone_many,0,%llu,%lu\nalone_many_hwm,0,%llu,%lu\n"
-			    "alone_restarted,0,%llu,%lu\n",
-			    (unsigned long long)m->many_blocks, m->many,
-			    (unsigned long long)m->many_blocks, m->many_hwm,
-			    (unsigned long long)m->restarted_blocks,
-			    m->restarted);
-	}
+	if (m->idle_n > 0)
+		db_report_rss_idle(m, f, goals);
+	if (m->after_done)
+		db_report_rss_after(m, x->p.daemons, f);
+	if (m->many_done || m->alone_idle > 0)
+		db_report_rss_alone(m, f);
 	if (f != NULL)
 		(void)fclose(f);
 }
