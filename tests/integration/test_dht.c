@@ -9,9 +9,10 @@
  * every daemon gets it; a key nobody holds ends in not-found, quickly; a
  * storing daemon killed, the block still comes from the others; and one
  * killed with SIGKILL right after its receipt still serves the block
- * after its restart.
+ * after its restart. It runs alone (RUN_SERIAL): its 16 daemons, under
+ * ASan above all, would starve the timing of tests beside it.
  */
-/* ctest: TIMEOUT=600 */
+/* ctest: TIMEOUT=600 RUN_SERIAL=1 */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

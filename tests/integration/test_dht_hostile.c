@@ -23,7 +23,7 @@
  * and the honest tables are complete before it comes, so that the test
  * knows every next hop and holder.
  */
-/* ctest: TIMEOUT=600 */
+/* ctest: TIMEOUT=600 RUN_SERIAL=1 */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
