@@ -161,7 +161,7 @@ static void
 store_submit(struct store *st, struct store_op *op)
 {
 	(void)pthread_mutex_lock(&st->q.mu);
-	TAILQ_INSERT_TAIL(&st->q.todo, op, link);
+	TAILQ_INSERT_TAIL(&st->q.submitted, op, link);
 	(void)pthread_cond_signal(&st->q.cond);
 	(void)pthread_mutex_unlock(&st->q.mu);
 	if (op->kind != STORE_OP_EXPIRE)
@@ -333,7 +333,7 @@ store_new(struct event_base *base, struct store **ret_st)
 	st->base = base;
 	st->clock = store_clock_real;
 	st->efd = -1;
-	TAILQ_INIT(&st->q.todo);
+	TAILQ_INIT(&st->q.submitted);
 	TAILQ_INIT(&st->q.done);
 	(void)pthread_mutex_init(&st->q.mu, NULL);
 	(void)pthread_cond_init(&st->q.cond, NULL);
@@ -476,12 +476,12 @@ store_stats(const struct store *st, struct store_stats *ret)
 
 /* Cancels what the worker never took. */
 static void
-store_cancel_todo(struct store *st)
+store_cancel_unstarted(struct store *st)
 {
 	struct store_op *op;
 
-	while ((op = TAILQ_FIRST(&st->q.todo)) != NULL) {
-		TAILQ_REMOVE(&st->q.todo, op, link);
+	while ((op = TAILQ_FIRST(&st->q.submitted)) != NULL) {
+		TAILQ_REMOVE(&st->q.submitted, op, link);
 		op->status = -ECANCELED;
 		op->more = false;
 		store_finish(st, op);
@@ -505,7 +505,7 @@ store_free(struct store *st)
 	}
 	/* The worker is gone: both queues are this thread's now. */
 	store_drain(st);
-	store_cancel_todo(st);
+	store_cancel_unstarted(st);
 	if (st->ev_done != NULL)
 		event_free(st->ev_done);
 	if (st->ev_expire != NULL)

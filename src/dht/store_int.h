@@ -71,11 +71,13 @@ TAILQ_HEAD(store_op_list, store_op);
 /* What the two threads share; every member under mu. */
 struct store_queue {
 	pthread_mutex_t mu;
-	pthread_cond_t cond;       /* signalled when todo grows or stop */
-	struct store_op_list todo; /* submitted, not yet taken */
-	struct store_op_list done; /* finished, for the caller's thread */
-	bool stop;                 /* store_free(): take no more */
-	size_t batch_max;          /* operations per transaction, 0: all */
+	pthread_cond_t cond;            /* signalled when submitted grows
+					 * or stop is set */
+	struct store_op_list submitted; /* not yet taken by the worker */
+	struct store_op_list done;      /* finished, for the caller */
+	bool stop;                      /* store_free(): take no more */
+	size_t batch_max;               /* operations per transaction,
+					 * 0: all */
 };
 
 /* The database (store_db.c): the worker thread's alone once it runs. */

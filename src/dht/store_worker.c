@@ -24,17 +24,17 @@ store_worker_take(struct store *st, struct store_op_list *batch)
 	size_t n = 0;
 
 	(void)pthread_mutex_lock(&q->mu);
-	while (TAILQ_EMPTY(&q->todo) && !q->stop)
+	while (TAILQ_EMPTY(&q->submitted) && !q->stop)
 		(void)pthread_cond_wait(&q->cond, &q->mu);
 	if (q->stop) {
 		(void)pthread_mutex_unlock(&q->mu);
 		return false;
 	}
 	while (
-	    !TAILQ_EMPTY(&q->todo) && (q->batch_max == 0 || n < q->batch_max)) {
-		struct store_op *op = TAILQ_FIRST(&q->todo);
+	    !TAILQ_EMPTY(&q->submitted) && (q->batch_max == 0 || n < q->batch_max)) {
+		struct store_op *op = TAILQ_FIRST(&q->submitted);
 
-		TAILQ_REMOVE(&q->todo, op, link);
+		TAILQ_REMOVE(&q->submitted, op, link);
 		TAILQ_INSERT_TAIL(batch, op, link);
 		n++;
 	}
