@@ -40,7 +40,10 @@
 #define LINK_MS 120000 /* validation and key exchange by mail */
 #define MSG_MS  60000  /* one message by mail */
 
-/* The [transport-smtp] section for user u; caps raised for the test. */
+/* The [transport-smtp] section for user u; caps raised for the test. No
+ * DHT: its lookups over mail would share the link with what these tests
+ * count (a frame counted lost once in CI while they ran; see the note of
+ * 2026-11-26). */
 static void
 smtp_config(struct harness_daemon *d, const struct mta_user *u)
 {
@@ -48,6 +51,7 @@ smtp_config(struct harness_daemon *d, const struct mta_user *u)
 	ck_assert_int_eq(
 	    harness_daemon_config(d,
 	        "[ferryd]\nLOG_LEVEL = info\n"
+	        "[dht]\nENABLE = no\n"
 	        "[transport-smtp]\nADDRESS = %s\nFILTER = %s\nINBOX = %s\n"
 	        "MAX_MAILS_PER_DEST_HOUR = 100000\nMAX_MAILS_HOUR = 100000\n",
 	        u->mail, u->filter, u->inbox),
