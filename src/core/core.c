@@ -339,6 +339,10 @@ core_reload(struct core *core, struct cfg *cfg)
 			log_err_errno(r, "transport %s kept its old settings",
 			    t->name);
 	}
+	/* Who chooses links is settled at start, with the layers above. */
+	if (cc.link_policy != core->cc.link_policy)
+		log_notice("[core] LINK_POLICY takes effect after a restart");
+	cc.link_policy = core->cc.link_policy;
 	core->cfg = cfg;
 	core->cc = cc;
 	i = core->n_transports;

@@ -16,6 +16,8 @@
 
 #include <ferry/proto.h>
 
+#include "core/core_links.h" /* who chooses links: core_link and more */
+
 struct cfg;
 struct core;
 struct identity;
@@ -82,6 +84,8 @@ struct core_peer_info {
 	const char *transport;	 /* name of the transport in use */
 	uint16_t protocol;	 /* and its protocol number */
 	char address[256];	 /* the peer's address there, for humans */
+	bool asked;		 /* this side asked for the link (core_links.h) */
+	bool pinned;		 /* a local client wants it (core_links.h) */
 };
 
 struct core_echo_result {
@@ -201,52 +205,18 @@ int core_peer_srtt_us(struct core *core, const struct ferry_peer_id *peer,
 
 /* Visits connected peers. */
 void core_peers_foreach(struct core *core, core_peer_visit_fn *fn, void *cls);
+/* What core_peers_foreach says of one peer, found by id: 0 with *ret,
+ * -ENOTCONN if it has no link. */
+int core_peer_info(struct core *core, const struct ferry_peer_id *peer,
+    struct core_peer_info *ret);
 /* Our HELOs as a "ferry://" URI (malloc'd). -ENOENT if no transport
  * advertises an address. */
 int core_hello_uri(struct core *core, char **ret_uri);
-/* Accepts a "ferry://" URI: checks its HELOs and starts validating their
- * addresses. 0, -EINVAL (malformed; logged at info), -EBADMSG (bad
- * signature or expired), -ENOENT (no usable address). */
+/* The operator's CONNECT: checks the HELOs of a "ferry://" URI, starts
+ * validating their addresses and links to their peer whatever the link
+ * policy, pinned (core_links.h). 0, -EINVAL (malformed; logged at info),
+ * -EBADMSG (bad signature or expired), -ENOENT (no usable address). */
 int core_add_uri(struct core *core, const char *uri);
-/*
- * Link policy ([core] LINK_POLICY). With "auto", the default, the core
- * links to every peer whose address validates (up to MAX_PEERS) and
- * gossips the HELOs it validated to every link. With "manual", the layer
- * above chooses: the core links to the peers named by core_link, by the
- * operator (BOOTSTRAP, CONNECT) and to those that link to it, gossips
- * only its own HELOs, and ignores others' HELOs gossiped to it. Under
- * either policy a peer's link comes and goes with the peer events.
- */
-
-/* Links to peer, now or once one of its addresses validates; the peer
- * events tell when it is up. 0 if linked or under way, -ENOENT if the
- * core knows no address of the peer (core_learn_helo), -ENOSPC at
- * MAX_PEERS links (counted), -EINVAL for our own id. */
-int core_link(struct core *core, const struct ferry_peer_id *peer);
-/* Drops the link to peer, if any, and tells it (BYE), from the event loop
- * (so it may be called from any callback); messages to it are refused
- * (-ENOTCONN) from now on. The core keeps the peer's HELOs but no longer
- * wants the link: under "auto" it may link again when the peer's address
- * is validated anew or the peer links to us. 0, -ENOENT if the peer is
- * unknown. */
-int core_unlink(struct core *core, const struct ferry_peer_id *peer);
-/* Learns HELO messages (FERRY_P2P_HELO, one or more back to back, as
- * core_peer_helos gives them) and starts validating their addresses.
- * from: the linked peer that handed them over, whose PING budget pays
- * (PINGS_PER_PEER), or NULL for our own store or operator (no limit).
- * 0 if some were taken (our own count as taken), -EBADMSG (malformed,
- * forged), -ESTALE (expired), -ENOENT (no transport for them), -EDQUOT
- * (from's budget is spent), -ENOTCONN (from has no link), -ENOMEM. */
-int core_learn_helo(struct core *core, const struct ferry_peer_id *from,
-    const void *helos, size_t len);
-#define CORE_PEER_HELOS_MAX (16 * (FERRY_HELO_FIXED + FERRY_ADDR_MAX))
-/* Copies the signed HELOs of peer's validated addresses (ours for our
- * own id), back to back, into buf of size bytes, for handing on. 0 with
- * *ret_len, -ENOENT (none validated), -ENOSPC (size too small; never
- * more than CORE_PEER_HELOS_MAX is needed). */
-int core_peer_helos(struct core *core, const struct ferry_peer_id *peer,
-    void *buf, size_t size, size_t *ret_len);
-
 /* Runs count sequential echo round trips of payload_len bytes with a peer
  * and reports once. 0 if started (fn will be called exactly once, never
  * from within this call), or -ENOTCONN / -EINVAL. */

@@ -26,7 +26,9 @@ const struct cfg_schema_key core_cfg_keys[] = {
 	    "ferry:// URIs of peers to contact at start, separated by spaces" },
 	{ "core", "MAX_PEERS", "64", "links to keep up at most" },
 	{ "core", "LINK_POLICY", "auto",
-	    "auto: link to every peer whose address validates and gossip the HELOs of others; manual: link only to peers the operator or a layer above (the DHT) names, and to peers that link to us" },
+	    "auto: the DHT chooses the peers to link to when it runs, else as core; core: link to every peer whose address validates and gossip the HELOs of others; manual: link only to peers the operator or a layer above (the DHT) names, and to peers that link to us (takes effect at restart)" },
+	{ "core", "PIN_IDLE", "10 min",
+	    "a link the operator asked for (ferry connect) or that carries messages of local clients is kept this long after the last, whoever chooses links" },
 	{ "core", "HELO_LIFETIME", "12 h",
 	    "how long our signed HELOs stay valid" },
 	{ "core", "VALIDATION_LIFETIME", "1 h",
@@ -101,20 +103,25 @@ core_cfg_plugin_dir(const struct cfg *cfg)
 	return FERRY_PLUGIN_DIR;
 }
 
-/* [core] LINK_POLICY: auto or manual. */
+/* [core] LINK_POLICY: auto, core or manual. */
 static int
 core_cfg_link_policy(struct cfg *cfg, struct core_cfg *cc)
 {
+	static const char *const names[] = {
+		[CORE_LINKS_AUTO] = "auto",
+		[CORE_LINKS_CORE] = "core",
+		[CORE_LINKS_MANUAL] = "manual",
+	};
 	const char *v = cfg_get(cfg, "core", "LINK_POLICY");
 
-	if (v != NULL && strcasecmp(v, "auto") == 0)
-		cc->link_manual = false;
-	else if (v != NULL && strcasecmp(v, "manual") == 0)
-		cc->link_manual = true;
-	else
-		return cfg_fail(cfg, "core", "LINK_POLICY",
-		    "expected auto or manual");
-	return 0;
+	for (size_t i = 0; v != NULL && i < sizeof(names) / sizeof(names[0]);
+	     i++)
+		if (strcasecmp(v, names[i]) == 0) {
+			cc->link_policy = (enum core_link_policy)i;
+			return 0;
+		}
+	return cfg_fail(cfg, "core", "LINK_POLICY",
+	    "expected auto, core or manual");
 }
 
 int
@@ -145,6 +152,7 @@ core_cfg_parse(struct cfg *cfg, struct core_cfg *cc)
 	UINT("MAX_PEERS", 1, 100000, max_peers);
 	if (core_cfg_link_policy(cfg, cc) < 0)
 		goto bad;
+	DUR("PIN_IDLE", S, 30 * 86400 * S, pin_idle_us);
 	DUR("HELO_LIFETIME", 60 * S, 30 * 86400 * S, helo_lifetime_us);
 	DUR("VALIDATION_LIFETIME", 60 * S, 30 * 86400 * S,
 	    validation_lifetime_us);

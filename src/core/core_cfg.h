@@ -19,9 +19,17 @@ struct emu_cfg {
 	uint64_t rate; /* bytes per second, 0: unlimited */
 };
 
+/* [core] LINK_POLICY: who chooses the peers to link to (core_links.h). */
+enum core_link_policy {
+	CORE_LINKS_AUTO,   /* a layer above if one claims it, else the core */
+	CORE_LINKS_CORE,   /* the core: every validated address, gossip */
+	CORE_LINKS_MANUAL, /* a layer above, the operator, peers linking in */
+};
+
 struct core_cfg {
 	uint32_t max_peers;
-	bool link_manual; /* LINK_POLICY = manual */
+	enum core_link_policy link_policy;
+	uint64_t pin_idle_us; /* PIN_IDLE */
 	uint64_t helo_lifetime_us;
 	uint64_t validation_lifetime_us;
 	uint64_t validation_timeout_us;

@@ -135,6 +135,7 @@ struct core {
 	bool table_full_logged;	  /* said so since it last had room */
 	struct event *evict_ev;	  /* frees them, right after the callback */
 	struct event *unlink_ev;  /* drops links marked unlinking, likewise */
+	bool links_claimed;	  /* a layer above chooses links (auto) */
 	struct map *by_index;	  /* receiver index -> struct peer */
 	struct map *by_ts;	  /* session pointer -> struct path */
 	struct map *challenges;	  /* PING challenge -> struct addr */
@@ -214,16 +215,18 @@ struct addr *core_addr_by_ts(struct core *core,
 /* Link policy (core_links.c): its event, made with the peer layer. */
 int core_links_init(struct core *core);
 void core_links_done(struct core *core);
-/* Learns the HELO messages back to back in buf (len bytes, framing
- * checked), as validate_learn does each, for the operator (local) or
- * from advertiser; with want, their peers are also to be linked to, as
- * by core_link but without its errors. Returns how many were taken, or
- * the error of the last when none was: -EBADMSG (malformed or forged),
- * -ESTALE, or another of validate_learn's. */
-int core_links_learn(struct core *core, const uint8_t *buf, size_t len,
-    struct peer *advertiser, bool local, bool want);
 /* p said BYE: its link goes once the frame is handled. */
 void core_links_on_bye(struct peer *p);
+/* True if links are the choice of a layer above and the operator
+ * (LINK_POLICY manual, or auto once claimed): the core links to no
+ * validated address on its own and gossips only its own HELOs. */
+bool core_links_manual(const struct core *core);
+/* The operator's "ferry://" URI; pin: keep the link PIN_IDLE as a
+ * client's (CONNECT), or not (BOOTSTRAP). As core_add_uri. */
+int core_links_add_uri(struct core *core, const char *uri, bool pin);
+/* Something a local client asked for went to or came from p: its link
+ * is pinned for PIN_IDLE from now. */
+void core_links_pin(struct peer *p);
 
 /* Marks the peer book for saving soon. */
 void core_book_dirty(struct core *core);

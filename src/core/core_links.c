@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Link policy (core.h, [core] LINK_POLICY), core layer: links made and
- * dropped when the layer above asks (DESIGN.md: "The DHT, not the core,
- * chooses which peers stay linked"), HELOs learnt from it and handed to
- * it, and BYE, by which a peer hears that its link was dropped.
+ * Link policy (core_links.h, [core] LINK_POLICY), core layer: who chooses
+ * links, links made and dropped when the layer above asks (DESIGN.md:
+ * "The DHT, not the core, chooses which peers stay linked"), the
+ * operator's URIs, pins, HELOs learnt from that layer and handed to it,
+ * and BYE, by which a peer hears that its link was dropped.
  */
 #define LOG_TAG "core"
 #include "core/core_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -25,6 +27,7 @@
 #include "core/validate.h"
 #include "lib/log.h"
 #include "lib/map.h"
+#include "lib/time.h"
 
 static void core_links_run(evutil_socket_t fd, short what, void *cls);
 
@@ -41,6 +44,30 @@ core_links_done(struct core *core)
 	if (core->unlink_ev != NULL)
 		event_free(core->unlink_ev);
 	core->unlink_ev = NULL;
+}
+
+bool
+core_links_manual(const struct core *core)
+{
+	return core->cc.link_policy == CORE_LINKS_MANUAL ||
+	    (core->cc.link_policy == CORE_LINKS_AUTO && core->links_claimed);
+}
+
+int
+core_links_claim(struct core *core)
+{
+	if (core->cc.link_policy == CORE_LINKS_CORE) {
+		log_notice("links stay the core's choice (LINK_POLICY = core)");
+		return -EPERM;
+	}
+	core->links_claimed = true;
+	return 0;
+}
+
+void
+core_links_pin(struct peer *p)
+{
+	p->pinned_until_us = time_mono_us() + p->core->cc.pin_idle_us;
 }
 
 static bool
@@ -85,6 +112,7 @@ core_unlink(struct core *core, const struct ferry_peer_id *peer)
 	if (p == NULL)
 		return -ENOENT;
 	p->want_link = false;
+	p->asked = false;
 	if (!p->link_ok && TAILQ_EMPTY(&p->paths))
 		return 0;
 	if (p->connected && !p->unlinking)
@@ -103,6 +131,7 @@ core_links_on_bye(struct peer *p)
 	(*p->core->ctr.byes_in)++;
 	peer_log(p, FERRY_LOG_INFO, "the peer dropped the link");
 	p->want_link = false;
+	p->asked = false;
 	p->unlinking = true;
 	event_active(p->core->unlink_ev, EV_TIMEOUT, 0);
 }
@@ -163,20 +192,39 @@ core_links_run(evutil_socket_t fd, short what, void *cls)
 	}
 }
 
-/* The operator asked for the HELO's peer: link to it as core_link would,
- * but whatever comes of it, the HELO was taken. */
+/* How core_links_learn treats the peers of the HELOs it takes. */
+enum core_links_want {
+	CORE_LINKS_LEARN, /* only learn their addresses */
+	CORE_LINKS_LINK,  /* and link to them, as core_link would */
+	CORE_LINKS_PIN,   /* and pin the link for a local client */
+};
+
+/* The HELO was taken; as want says, its peer is also to be linked to (as
+ * core_link would, where links are not the core's own choice anyway)
+ * and pinned. Whatever comes of that, the HELO was taken. */
 static void
-core_links_want(struct core *core, const uint8_t *msg, size_t len)
+core_links_want(struct core *core, const uint8_t *msg, size_t len,
+    enum core_links_want want)
 {
+	struct peer *p;
 	struct helo h;
 
-	if (helo_decode(msg, len, &h) == 0)
+	if (helo_decode(msg, len, &h) != 0)
+		return;
+	if (want != CORE_LINKS_LEARN && core_links_manual(core))
 		(void)core_link(core, &h.id);
+	if (want == CORE_LINKS_PIN && (p = peer_find(core, &h.id)) != NULL)
+		core_links_pin(p);
 }
 
-int
+/* Learns the HELO messages back to back in buf (len bytes, framing
+ * checked), as validate_learn does each, for the operator (local) or from
+ * advertiser, and treats their peers as want says. Returns how many were
+ * taken, or the error of the last when none was: -EBADMSG (malformed or
+ * forged), -ESTALE, or another of validate_learn's. */
+static int
 core_links_learn(struct core *core, const uint8_t *buf, size_t len,
-    struct peer *advertiser, bool local, bool want)
+    struct peer *advertiser, bool local, enum core_links_want want)
 {
 	const uint8_t *msg;
 	size_t off = 0, size;
@@ -197,10 +245,37 @@ core_links_learn(struct core *core, const uint8_t *buf, size_t len,
 			continue;
 		}
 		taken++;
-		if (want)
-			core_links_want(core, msg, size);
+		core_links_want(core, msg, size, want);
 	}
 	return taken > 0 ? taken : err;
+}
+
+int
+core_links_add_uri(struct core *core, const char *uri, bool pin)
+{
+	uint8_t *helos;
+	size_t len;
+	int r;
+
+	r = helo_uri_decode(uri, &helos, &len);
+	if (r < 0) {
+		log_info("not a usable ferry:// URI");
+		return -EINVAL;
+	}
+	/* The operator's peers are linked to whatever the policy: under
+	 * LINK_POLICY = core validation links them anyway. */
+	r = core_links_learn(core, helos, len, NULL, true,
+	    pin ? CORE_LINKS_PIN : CORE_LINKS_LINK);
+	free(helos);
+	if (r > 0)
+		return 0;
+	return r == -EBADMSG || r == -ESTALE ? -EBADMSG : -ENOENT;
+}
+
+int
+core_add_uri(struct core *core, const char *uri)
+{
+	return core_links_add_uri(core, uri, true);
 }
 
 int
@@ -215,7 +290,8 @@ core_learn_helo(struct core *core, const struct ferry_peer_id *from,
 		if (adv == NULL || !adv->connected)
 			return -ENOTCONN;
 	}
-	r = core_links_learn(core, helos, len, adv, from == NULL, false);
+	r = core_links_learn(core, helos, len, adv, from == NULL,
+	    CORE_LINKS_LEARN);
 	return r > 0 ? 0 : r;
 }
 

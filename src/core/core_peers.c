@@ -133,7 +133,9 @@ core_bootstrap(struct core *core)
 
 		if (uri == NULL)
 			return;
-		r = core_add_uri(core, uri);
+		/* Not pinned: every peer of a network may be given the same
+		 * entry points, which then need not stay linked to all. */
+		r = core_links_add_uri(core, uri, false);
 		if (r < 0)
 			log_warn_errno(r, "[core] BOOTSTRAP: cannot use %.40s...",
 			    uri);
@@ -489,6 +491,9 @@ core_send_class(struct core *core, const struct ferry_peer_id *peer,
 	r = tx_queue_data(p, qclass, type, data, len);
 	if (r == -EAGAIN)
 		(*core->ctr.send_queue_full)++;
+	/* Storage and clients' messages: a link a local client uses. */
+	if (r == 0 && type >= FERRY_MSG_STORAGE_MIN)
+		core_links_pin(p);
 	return r;
 }
 
@@ -516,7 +521,7 @@ core_peer_queue_bytes(struct core *core, const struct ferry_peer_id *peer,
 
 	if ((unsigned)qclass >= CORE_NCLASS)
 		return -EINVAL;
-	if (p == NULL || !p->connected)
+	if (p == NULL || !p->connected || p->unlinking)
 		return -ENOTCONN;
 	*ret_bytes = p->q.lane[tx_lane(qclass)].bytes;
 	return 0;
@@ -543,6 +548,20 @@ struct core_visit {
 	uint64_t now;
 };
 
+/* What core.h shows of p, a connected peer. */
+static void
+core_peer_fill(const struct peer *p, uint64_t now, struct core_peer_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->id = p->id;
+	pi->age_ms = (now - p->up_since_us) / USEC_PER_MSEC;
+	pi->transport = p->best->t->name;
+	pi->protocol = p->best->t->api->protocol;
+	path_address_string(p->best, pi->address, sizeof(pi->address));
+	pi->asked = p->asked;
+	pi->pinned = now < p->pinned_until_us;
+}
+
 static bool
 core_visit_one(void *cls, const void *key, size_t len, void *value)
 {
@@ -554,12 +573,7 @@ core_visit_one(void *cls, const void *key, size_t len, void *value)
 	(void)len;
 	if (!p->connected)
 		return true;
-	memset(&pi, 0, sizeof(pi));
-	pi.id = p->id;
-	pi.age_ms = (v->now - p->up_since_us) / USEC_PER_MSEC;
-	pi.transport = p->best->t->name;
-	pi.protocol = p->best->t->api->protocol;
-	path_address_string(p->best, pi.address, sizeof(pi.address));
+	core_peer_fill(p, v->now, &pi);
 	v->fn(v->cls, &pi);
 	return true;
 }
@@ -573,6 +587,18 @@ core_peers_foreach(struct core *core, core_peer_visit_fn *fn, void *cls)
 }
 
 int
+core_peer_info(struct core *core, const struct ferry_peer_id *peer,
+    struct core_peer_info *ret)
+{
+	struct peer *p = peer_find(core, peer);
+
+	if (p == NULL || !p->connected || p->unlinking)
+		return -ENOTCONN;
+	core_peer_fill(p, time_mono_us(), ret);
+	return 0;
+}
+
+int
 core_hello_uri(struct core *core, char **ret_uri)
 {
 	ownhelo_maybe_refresh(core);
@@ -580,27 +606,6 @@ core_hello_uri(struct core *core, char **ret_uri)
 		return -ENOENT;
 	return helo_uri_encode(&core->ident->id, core->own_helos,
 	    core->own_helos_len, ret_uri);
-}
-
-int
-core_add_uri(struct core *core, const char *uri)
-{
-	uint8_t *helos;
-	size_t len;
-	int r;
-
-	r = helo_uri_decode(uri, &helos, &len);
-	if (r < 0) {
-		log_info("not a usable ferry:// URI");
-		return -EINVAL;
-	}
-	/* The operator's peers are linked to whatever the policy. */
-	r = core_links_learn(core, helos, len, NULL, true,
-	    core->cc.link_manual);
-	free(helos);
-	if (r > 0)
-		return 0;
-	return r == -EBADMSG || r == -ESTALE ? -EBADMSG : -ENOENT;
 }
 
 int
@@ -614,5 +619,6 @@ core_echo(struct core *core, const struct ferry_peer_id *peer,
 		return -EINVAL;
 	if (p == NULL || !p->connected)
 		return -ENOTCONN;
+	core_links_pin(p); /* a client's ferry ping */
 	return echo_start(p, count, payload_len, timeout_ms, fn, cls);
 }

@@ -76,9 +76,9 @@ gossip_send(struct peer *p)
 		gossip_queue(p, core->own_helos + off, size);
 		off += size;
 	}
-	/* Under the manual policy whom to tell about whom is the layer
-	 * above's business (a DHT hands HELOs on in its own answers). */
-	if (core->cc.link_manual) {
+	/* When a layer above chooses links, whom to tell about whom is its
+	 * business too (a DHT hands HELOs on in its own answers). */
+	if (core_links_manual(core)) {
 		p->last_gossip_us = time_mono_us();
 		return;
 	}
@@ -116,9 +116,9 @@ gossip_on_helo(struct peer *p, const uint8_t *msg, size_t len)
 	 * takes the outer form. */
 	memcpy(helo, msg, len);
 	wire_put16(helo + 2, FERRY_P2P_HELO);
-	/* Under the manual policy a peer may tell us its own addresses, but
-	 * whom else we learn of is the layer above's choice. */
-	if (p->core->cc.link_manual && helo_decode(helo, len, &h) == 0 &&
+	/* When a layer above chooses links, a peer may tell us its own
+	 * addresses, but whom else we learn of is that layer's choice. */
+	if (core_links_manual(p->core) && helo_decode(helo, len, &h) == 0 &&
 	    memcmp(&h.id, &p->id, sizeof(h.id)) != 0) {
 		(*p->core->ctr.gossip_ignored)++;
 		return;

@@ -90,7 +90,10 @@ handshake_want(struct peer *p)
 	if (!p->want_link && !p->connected &&
 	    core->n_connected >= core->cc.max_peers)
 		return;
+	/* Every caller links on this side's behalf (a peer's KX does not
+	 * come here): the link is ours to drop (core_links.h). */
 	p->want_link = true;
+	p->asked = true;
 	if (p->best != NULL && (!p->link_ok || !link_ready(&p->link)) &&
 	    handshake_due(p, time_mono_us(), handshake_retry_base(p)))
 		(void)handshake_send(p);

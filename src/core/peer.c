@@ -242,6 +242,10 @@ peer_update_state(struct peer *p)
 	if (up) {
 		core->n_connected++;
 		p->up_since_us = time_mono_us();
+		/* A pin taken while the link was being made (CONNECT) counts
+		 * from now. */
+		if (p->pinned_until_us > p->up_since_us)
+			core_links_pin(p);
 		peer_log(p, FERRY_LOG_NOTICE, "link up over %s",
 		    p->best->t->name);
 	} else {

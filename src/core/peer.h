@@ -100,6 +100,9 @@ struct peer {
 	uint64_t kx_retry_us;	 /* current KX retransmission interval */
 	uint64_t last_gossip_us;
 	bool want_link;		 /* keep trying to link */
+	bool asked;		 /* this side wants the link, not only the
+				  * peer (core_links.h: who may drop it) */
+	uint64_t pinned_until_us; /* a client's link: kept until then */
 	bool unlinking;		 /* drop the link soon (core_links.c) */
 	bool bye_owed;		 /* and tell the peer first (FERRY_MSG_BYE) */
 	struct sendq q;		 /* outgoing messages */

@@ -61,6 +61,9 @@ rx_deliver(struct peer *p, uint16_t type, const uint8_t *data, size_t len)
 	}
 	(*core->ctr.msg_in)++;
 	*core->ctr.msg_bytes_in += len;
+	/* For storage or a client: the link carries what a client wants. */
+	if (type >= FERRY_MSG_STORAGE_MIN)
+		core_links_pin(p);
 	h->fn(h->cls, &p->id, type, data, len);
 }
 

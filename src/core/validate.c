@@ -434,16 +434,17 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 	a->valid_until_s = valid_until_s;
 	a->local = true;
 	a->ever_valid = true;
-	/* Under the manual policy the layer above says whom to link to
+	/* When a layer above chooses links, it says whom to link to
 	 * (core_link opens the session then); until it does, the address
 	 * costs no session and no PING. */
-	if (core->cc.link_manual)
+	if (core_links_manual(core))
 		return 0;
 	if (validate_session(a) == NULL)
 		return -EIO;
 	if (a->path == NULL && path_add(p, a->t, a->ts, a) == NULL)
 		a->ts = NULL; /* path_add released the reference */
 	p->want_link = true;
+	p->asked = true;
 	/* Our disk says it worked; check that it still does. */
 	(void)validate_ping(a, NULL, time_mono_us());
 	return 0;
@@ -559,7 +560,7 @@ validate_on_pong(struct core *core, const uint8_t *msg, size_t len)
 	(*core->ctr.validations)++;
 	peer_log(p, FERRY_LOG_INFO, "validated a %s address", a->t->name);
 	core_book_dirty(core);
-	if (core->cc.link_manual && !p->want_link) {
+	if (core_links_manual(core) && !p->want_link) {
 		/* Nobody wants this link (yet): keep no session open for it.
 		 * core_link opens one over the address. */
 		if (a->path == NULL && a->ts != NULL) {

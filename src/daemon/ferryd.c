@@ -65,9 +65,11 @@ struct ferryd {
 };
 
 static int ferryd_core_init(struct ferryd *d);
+static int ferryd_core_start(struct ferryd *d);
 static int ferryd_core_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_core_shutdown(struct ferryd *d);
 static int ferryd_dht_init(struct ferryd *d);
+static int ferryd_dht_start(struct ferryd *d);
 static int ferryd_dht_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_dht_shutdown(struct ferryd *d);
 static int ferryd_service_init(struct ferryd *d);
@@ -78,23 +80,27 @@ static void ferryd_service_shutdown(struct ferryd *d);
  * Every subsystem, in the order they start; they stop in reverse. keys
  * is its configuration schema; check judges a configuration without
  * running anything (--check-config, and every reload before any
- * subsystem applies it); reload applies a checked configuration, which
- * the subsystem may keep pointers into from then on.
+ * subsystem applies it); init builds the subsystem; start (may be NULL),
+ * once every subsystem is built, lets traffic in, so that the core's
+ * peers come only after the layers above are there to choose links
+ * (core_links_claim); reload applies a checked configuration, which the
+ * subsystem may keep pointers into from then on.
  */
 static const struct subsystem {
 	const char *name;
 	const struct cfg_schema_key *keys;
 	int (*check)(struct cfg *cfg);
 	int (*init)(struct ferryd *d);
+	int (*start)(struct ferryd *d);
 	int (*reload)(struct ferryd *d, struct cfg *cfg);
 	void (*shutdown)(struct ferryd *d);
 } subsystems[] = {
 	{ "core", core_cfg_keys, core_config_check, ferryd_core_init,
-	    ferryd_core_reload, ferryd_core_shutdown },
+	    ferryd_core_start, ferryd_core_reload, ferryd_core_shutdown },
 	{ "dht", dhtnode_cfg_keys, dhtnode_config_check, ferryd_dht_init,
-	    ferryd_dht_reload, ferryd_dht_shutdown },
+	    ferryd_dht_start, ferryd_dht_reload, ferryd_dht_shutdown },
 	{ "service", service_cfg_keys, service_config_check,
-	    ferryd_service_init, ferryd_service_reload,
+	    ferryd_service_init, NULL, ferryd_service_reload,
 	    ferryd_service_shutdown },
 };
 #define N_SUBSYSTEMS (sizeof(subsystems) / sizeof(subsystems[0]))
@@ -278,16 +284,13 @@ ferryd_dirs(struct ferryd *d)
 static int
 ferryd_core_init(struct ferryd *d)
 {
-	int r = core_new(d->base, d->cfg, d->stats, d->state_dir, &d->core);
+	return core_new(d->base, d->cfg, d->stats, d->state_dir, &d->core);
+}
 
-	if (r < 0)
-		return r;
-	r = core_start(d->core);
-	if (r < 0) {
-		core_free(d->core);
-		d->core = NULL;
-	}
-	return r;
+static int
+ferryd_core_start(struct ferryd *d)
+{
+	return core_start(d->core);
 }
 
 static int
@@ -308,6 +311,12 @@ ferryd_dht_init(struct ferryd *d)
 {
 	return dhtnode_new(d->base, d->cfg, d->stats, d->core, d->state_dir,
 	    &d->dht);
+}
+
+static int
+ferryd_dht_start(struct ferryd *d)
+{
+	return dhtnode_start(d->dht);
 }
 
 static int
@@ -560,6 +569,12 @@ main(int argc, char **argv)
 	for (; started < N_SUBSYSTEMS; started++) {
 		if (subsystems[started].init(&d) < 0) {
 			log_err("cannot start %s", subsystems[started].name);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < N_SUBSYSTEMS; i++) {
+		if (subsystems[i].start != NULL && subsystems[i].start(&d) < 0) {
+			log_err("cannot start %s", subsystems[i].name);
 			goto out;
 		}
 	}

@@ -35,6 +35,8 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->refresh_us = 60u * 1000 * 1000;
 	ret->request_rate = 1000;
 	ret->origin_quota = 256u * 1024 * 1024;
+	ret->spare_links = 8;
+	ret->link_grace_us = 60u * 1000 * 1000;
 }
 
 static bool
@@ -44,7 +46,8 @@ dht_cfg_valid(const struct dht_cfg *c)
 	    c->replication <= DHTMSG_REPL_MAX && c->hops_max >= 1 &&
 	    c->hops_max <= DHTMSG_HOPS_MAX && c->max_block >= 1 &&
 	    c->max_block <= DHTMSG_BLOCK_MAX && c->timeout_us > 0 &&
-	    c->path_max > 0 && c->max_fails >= 1;
+	    c->path_max > 0 && c->max_fails >= 1 &&
+	    c->spare_links <= DHT_SPARE_LINKS_MAX;
 }
 
 static int
@@ -92,7 +95,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->origin_by_pk = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
 	    d->limit_by_peer == NULL || d->origin_by_pk == NULL ||
-	    dht_counters_bind(d) < 0) {
+	    dht_counters_bind(d) < 0 || dht_links_new(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -112,6 +115,7 @@ dht_free(struct dht *d)
 		dht_limit_done(d);
 	map_free(d->limit_by_peer);
 	map_free(d->origin_by_pk);
+	dht_links_free(d);
 	pathcache_free(d->paths);
 	rtable_free(d->rt);
 	free(d);
@@ -145,6 +149,7 @@ dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net)
 	size_t len;
 
 	(void)rtable_seen(d->rt, peer, net, dht_now(d));
+	dht_links_up(d, peer);
 	/* Kept with the entry, to hand on and to find it after a restart. */
 	len = d->env.peer_helo(d->env.cls, peer, helo, sizeof(helo));
 	if (len > 0)
@@ -161,10 +166,10 @@ void
 dht_peer_down(struct dht *d, const struct dhtkey *peer)
 {
 	/* A link that went down is no proof the peer left for good: it
-	 * stays a candidate, and failures are what remove it. Routing
-	 * skips it while it is unlinked. */
-	(void)d;
-	(void)peer;
+	 * stays a candidate, and failures are what remove it (a link asked
+	 * for again that does not come counts as one). Routing skips it
+	 * while it is unlinked. */
+	dht_links_down(d, peer);
 }
 
 int
@@ -221,6 +226,7 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 {
 	struct dhtmsg_req req;
 
+	dht_links_used(d, from);
 	if (dhtmsg_is_answer(type)) {
 		dht_answer_receive(d, from, type, body, len);
 		return;
@@ -249,6 +255,7 @@ dht_tick(struct dht *d)
 
 	dht_ops_tick(d);
 	pathcache_expire(d->paths, now);
+	dht_links_tick(d);
 	/* One stale bucket a tick: a lookup of a random key in its range
 	 * finds the peers that belong there. */
 	if (d->looked_up_self &&
@@ -301,6 +308,8 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.max_block = cfg->max_block;
 	d->cfg.request_rate = cfg->request_rate;
 	d->cfg.origin_quota = cfg->origin_quota;
+	d->cfg.spare_links = cfg->spare_links;
+	d->cfg.link_grace_us = cfg->link_grace_us;
 	return 0;
 }
 
@@ -310,7 +319,7 @@ dht_relink(void *cls, const struct rtable_entry *e)
 	struct dht *d = cls;
 
 	if (e->helo_len > 0)
-		(void)d->env.link(d->env.cls, &e->id, e->helo, e->helo_len);
+		(void)dht_links_ask(d, &e->id, e->helo, e->helo_len);
 }
 
 int

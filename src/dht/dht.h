@@ -51,9 +51,19 @@ struct dht_env {
 	bool (*linked)(void *cls, const struct dhtkey *peer);
 	/* Asks for a link to peer, learning helo (its signed HELOs, may be
 	 * empty if known already) first. Completion shows as
-	 * dht_peer_up(). 0 or a negative errno. */
+	 * dht_peer_up(). 0 or a negative errno (-ENOENT: no address of
+	 * the peer is known). */
 	int (*link)(void *cls, const struct dhtkey *peer, const void *helo,
 	    size_t helo_len);
+	/* Drops the link to peer (the peer is told); dht_peer_down()
+	 * follows. 0 or a negative errno. NULL: links are not the DHT's to
+	 * drop (the node below chooses them), and may_unlink is not
+	 * called. */
+	int (*unlink)(void *cls, const struct dhtkey *peer);
+	/* True if this node asked for its link to peer and nothing else
+	 * (a local client) needs it: the DHT may drop it if its table does
+	 * not need it either. */
+	bool (*may_unlink)(void *cls, const struct dhtkey *peer);
 	/* This node's signed HELOs into buf; their length, 0 if none. */
 	size_t (*own_helo)(void *cls, uint8_t *buf, size_t size);
 	/* A linked peer's signed HELOs into buf, to hand on in FIND
@@ -78,6 +88,8 @@ struct dht_env {
 	void (*store_usage)(void *cls, struct dht_store_usage *ret);
 };
 
+#define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
+
 struct dht_cfg {
 	unsigned k;            /* bucket size, and FIND's default answer */
 	unsigned replication;  /* storing peers of a PUT by default */
@@ -93,6 +105,8 @@ struct dht_cfg {
 				* (bursts of twice that); 0: no limit */
 	uint64_t origin_quota; /* bytes stored for one PUT signer; 0: no
 				* limit */
+	unsigned spare_links;    /* surplus links kept (dht_links.c) */
+	uint64_t link_grace_us;  /* no link is dropped younger than this */
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -178,8 +192,8 @@ struct dht_status {
 	size_t requests; /* our requests in flight */
 };
 void dht_get_status(struct dht *d, struct dht_status *ret);
-/* Replaces the bucket size, replication, timeout and refresh interval
- * (the rest needs a restart). 0 or -EINVAL. */
+/* Replaces the replication, timeouts, limits and link bounds (the
+ * table's k and bounds need a restart). 0 or -EINVAL. */
 int dht_set_cfg(struct dht *d, const struct dht_cfg *cfg);
 /* Adds the entries of a saved table (rtable_encode's form) as known
  * peers, and asks for links to those with HELOs. 0 or rtable_decode's

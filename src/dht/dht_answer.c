@@ -66,7 +66,7 @@ dht_answer_send(struct dht *d, struct dhtmsg_ans *a,
 		return;
 	}
 	if (helo_len > 0)
-		(void)d->env.link(d->env.cls, &a->requester, helo, helo_len);
+		(void)dht_links_ask(d, &a->requester, helo, helo_len);
 	if (prev == NULL) {
 		(*d->c.answers_lost)++;
 		return;

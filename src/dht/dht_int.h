@@ -17,6 +17,7 @@
 
 struct map;
 struct dht_limit;
+struct dht_links;
 struct dht_origin;
 
 #define DHT_LIMIT_PEERS 4096 /* request buckets kept, one per neighbour */
@@ -94,6 +95,7 @@ struct dht {
 	bool filling;         /* starting a lookup that fills the table */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
+	struct dht_links *links;   /* the links chosen (dht_links.c) */
 	struct ratelimit log_rl;   /* lines about peers' bad input */
 	uint64_t log_suppressed;   /* held back since the last one */
 };
@@ -124,6 +126,22 @@ bool dht_limit_take(struct dht *d, const struct dhtkey *from);
 bool dht_origin_charge(struct dht *d, const uint8_t pk[FERRY_PUBKEY_LEN],
     size_t len);
 void dht_limit_done(struct dht *d);
+
+/* dht_links.c: the links the DHT asks for and drops. */
+/* Sets up d->links and its counters (after the env is copied). 0 or
+ * -ENOMEM; dht_links_free() cleans up either way. */
+int dht_links_new(struct dht *d);
+void dht_links_free(struct dht *d);
+/* Asks the env for a link to peer unless it is linked; counted. 0 or
+ * env.link's error. */
+int dht_links_ask(struct dht *d, const struct dhtkey *peer,
+    const void *helo, size_t helo_len);
+/* Events: a link came up or went down; a message came from peer. */
+void dht_links_up(struct dht *d, const struct dhtkey *peer);
+void dht_links_down(struct dht *d, const struct dhtkey *peer);
+void dht_links_used(struct dht *d, const struct dhtkey *peer);
+/* Links the table's entries and drops surplus links, once a second. */
+void dht_links_tick(struct dht *d);
 
 /* dht_route.c */
 /* A request, from a peer or (from NULL) from us; body is its encoding. */

@@ -166,8 +166,9 @@ dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
 	return dht_find_start(d, key, want, done, cls);
 }
 
-/* A lookup's answer: every peer in it we are not linked to is one to
- * link to, so that our buckets fill. */
+/* A lookup's answer: every peer in it we are not linked to and that
+ * would have a place in our table is one to link to, so that our buckets
+ * fill; the others would only be surplus links (dht_links.c). */
 static void
 dht_lookup_done(void *cls, const struct dht_result *r)
 {
@@ -177,9 +178,9 @@ dht_lookup_done(void *cls, const struct dht_result *r)
 		const struct dht_node *n = &r->nodes[i];
 
 		if (dhtkey_equal(&n->id, &d->self) ||
-		    d->env.linked(d->env.cls, &n->id))
+		    !rtable_has_room(d->rt, &n->id))
 			continue;
-		(void)d->env.link(d->env.cls, &n->id, n->helo, n->helo_len);
+		(void)dht_links_ask(d, &n->id, n->helo, n->helo_len);
 	}
 }
 

@@ -25,23 +25,15 @@
 #define DHTNODE_SAVE_US  (300u * 1000 * 1000) /* the table, every 5 min */
 #define DHTNODE_TABLE_MAX (8u << 20)
 
-struct dhtnode_find {
-	struct ferry_peer_id id;
-	uint64_t net;
-};
-
 /* The network of a peer's address as the core shows it: "a.b.c.d:port"
  * or "[v6]:port"; 0 for others (mail). */
-static void
-dhtnode_find_net(void *cls, const struct core_peer_info *pi)
+static uint64_t
+dhtnode_net_of(const char *address)
 {
-	struct dhtnode_find *f = cls;
+	const char *s = address, *end;
 	char host[256];
 	uint8_t a[16];
-	const char *s = pi->address, *end;
 
-	if (memcmp(&pi->id, &f->id, sizeof(f->id)) != 0)
-		return;
 	if (*s == '[') {
 		s++;
 		end = strchr(s, ']');
@@ -49,20 +41,21 @@ dhtnode_find_net(void *cls, const struct core_peer_info *pi)
 		end = strrchr(s, ':');
 	}
 	if (end == NULL || (size_t)(end - s) >= sizeof(host))
-		return;
+		return 0;
 	memcpy(host, s, (size_t)(end - s));
 	host[end - s] = '\0';
 	if (inet_pton(AF_INET, host, a) == 1)
-		f->net = rtable_net_of(a, 4);
-	else if (inet_pton(AF_INET6, host, a) == 1)
-		f->net = rtable_net_of(a, 16);
+		return rtable_net_of(a, 4);
+	if (inet_pton(AF_INET6, host, a) == 1)
+		return rtable_net_of(a, 16);
+	return 0;
 }
 
 static void
 dhtnode_on_peer(void *cls, const struct ferry_peer_id *peer, bool up)
 {
 	struct dhtnode *n = cls;
-	struct dhtnode_find f = { *peer, 0 };
+	struct core_peer_info pi;
 	struct dhtkey k;
 
 	dhtkey_from_peer(peer, &k);
@@ -70,8 +63,9 @@ dhtnode_on_peer(void *cls, const struct ferry_peer_id *peer, bool up)
 		dht_peer_down(n->dht, &k);
 		return;
 	}
-	core_peers_foreach(n->core, dhtnode_find_net, &f);
-	dht_peer_up(n->dht, &k, f.net);
+	dht_peer_up(n->dht, &k,
+	    core_peer_info(n->core, peer, &pi) == 0 ? dhtnode_net_of(pi.address)
+						    : 0);
 }
 
 static void
@@ -170,7 +164,7 @@ dhtnode_tick_cb(evutil_socket_t fd, short what, void *cls)
 }
 
 static int
-dhtnode_start(struct dhtnode *n, const struct dhtnode_cfg *c)
+dhtnode_open(struct dhtnode *n, const struct dhtnode_cfg *c)
 {
 	struct timeval tv = { 0, DHTNODE_TICK_US };
 	struct dht_env env;
@@ -184,11 +178,12 @@ dhtnode_start(struct dhtnode *n, const struct dhtnode_cfg *c)
 	if (r < 0)
 		return r;
 	dhtnode_counters_update(n);
+	/* Whom to link to is ours to say, unless LINK_POLICY = core. */
+	n->links_chosen = core_links_claim(n->core) == 0;
 	dhtnode_env_fill(n, &env);
 	r = dht_new(&env, &c->dht, &n->dht);
 	if (r < 0)
 		return r;
-	dhtnode_load(n);
 	r = core_handler_set(n->core, FERRY_MSG_DHT_MIN,
 	    FERRY_MSG_STORAGE_MIN - 1, dhtnode_on_message, n);
 	if (r < 0)
@@ -232,13 +227,21 @@ dhtnode_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 		free(n);
 		return -ENAMETOOLONG;
 	}
-	r = dhtnode_start(n, &c);
+	r = dhtnode_open(n, &c);
 	if (r < 0) {
 		log_err_errno(r, "cannot start the DHT");
 		dhtnode_free(n);
 		return r;
 	}
 	*ret = n;
+	return 0;
+}
+
+int
+dhtnode_start(struct dhtnode *n)
+{
+	if (n != NULL)
+		dhtnode_load(n);
 	return 0;
 }
 

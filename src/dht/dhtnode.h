@@ -27,13 +27,18 @@ extern const struct cfg_schema_key dhtnode_cfg_keys[];
 /* Checks [dht]; logs each problem. 0 or -EINVAL. */
 int dhtnode_config_check(struct cfg *cfg);
 
-/* Starts the DHT if [dht] ENABLE says so, else sets *ret to NULL and
+/* Builds the DHT if [dht] ENABLE says so, else sets *ret to NULL and
  * returns 0. Opens the block store in state_dir (an unreadable or
- * corrupt one is an error, never recreated) and loads the routing table
- * saved there. Borrowed: base, cfg (for the call), stats, core. */
+ * corrupt one is an error, never recreated) and takes the choice of
+ * links from the core (core_links_claim), so call it before core_start.
+ * Borrowed: base, cfg (for the call), stats, core. */
 int dhtnode_new(struct event_base *base, struct cfg *cfg,
     struct stats *stats, struct core *core, const char *state_dir,
     struct dhtnode **ret);
+/* Once the core runs: loads the routing table saved in the state
+ * directory and asks for links to its entries. NULL is ok. Returns 0
+ * (a table that cannot be read is logged and left aside). */
+int dhtnode_start(struct dhtnode *n);
 /* Applies a checked [dht]: what can change without a restart does. */
 int dhtnode_reload(struct dhtnode *n, struct cfg *cfg);
 /* Saves the routing table, ends requests, closes the store. NULL ok. */

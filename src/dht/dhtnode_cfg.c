@@ -28,6 +28,10 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "bytes stored for the key that signed the PUTs; 0: no limit" },
 	{ "dht", "REFRESH_INTERVAL", "60 s",
 	    "a bucket not looked into for this long is looked into" },
+	{ "dht", "SPARE_LINKS", "8",
+	    "links this node asked for that neither its routing table nor a local client needs, kept before it drops them (down to half)" },
+	{ "dht", "LINK_GRACE", "60 s",
+	    "no link is dropped before it has been up and idle this long" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -69,7 +73,7 @@ int
 dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
 	struct dhtnode_cfg c;
-	uint64_t v[5];
+	uint64_t v[6];
 	int r = 0;
 
 	memset(&c, 0, sizeof(c));
@@ -83,12 +87,15 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	r |= dhtnode_cfg_uint(cfg, "PER_NETWORK", 0, RTABLE_K_MAX, &v[2]);
 	r |= dhtnode_cfg_uint(cfg, "MAX_HOPS", 1, DHTMSG_HOPS_MAX, &v[3]);
 	r |= dhtnode_cfg_uint(cfg, "REQUEST_RATE", 0, 1000000, &v[4]);
+	r |= dhtnode_cfg_uint(cfg, "SPARE_LINKS", 0, DHT_SPARE_LINKS_MAX,
+	    &v[5]);
 	r |= dhtnode_cfg_size(cfg, "MAX_BLOCK", 1, DHTMSG_BLOCK_MAX, &c.max_block);
 	r |= dhtnode_cfg_size(cfg, "QUOTA", 0, UINT64_MAX, &c.quota);
 	r |= dhtnode_cfg_size(cfg, "ORIGIN_QUOTA", 0, UINT64_MAX,
 	    &c.dht.origin_quota);
 	r |= dhtnode_cfg_dur(cfg, "REQUEST_TIMEOUT", &c.dht.timeout_us);
 	r |= dhtnode_cfg_dur(cfg, "REFRESH_INTERVAL", &c.dht.refresh_us);
+	r |= dhtnode_cfg_dur(cfg, "LINK_GRACE", &c.dht.link_grace_us);
 	if (r != 0)
 		return -EINVAL;
 	c.dht.k = (unsigned)v[0];
@@ -96,6 +103,7 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	c.dht.per_net = (unsigned)v[2];
 	c.dht.hops_max = (unsigned)v[3];
 	c.dht.request_rate = (unsigned)v[4];
+	c.dht.spare_links = (unsigned)v[5];
 	c.dht.max_block = (size_t)c.max_block;
 	*ret = c;
 	return 0;

@@ -67,6 +67,26 @@ dhtnode_link(void *cls, const struct dhtkey *peer, const void *helo,
 	return core_link(n->core, &id);
 }
 
+static int
+dhtnode_unlink(void *cls, const struct dhtkey *peer)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+
+	return core_unlink(n->core, &id);
+}
+
+static bool
+dhtnode_may_unlink(void *cls, const struct dhtkey *peer)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+	struct core_peer_info pi;
+
+	return core_peer_info(n->core, &id, &pi) == 0 && pi.asked &&
+	    !pi.pinned;
+}
+
 static size_t
 dhtnode_helos(struct dhtnode *n, const struct ferry_peer_id *id,
     uint8_t *buf, size_t size)
@@ -169,6 +189,10 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->send = dhtnode_send;
 	env->linked = dhtnode_linked;
 	env->link = dhtnode_link;
+	if (n->links_chosen) {
+		env->unlink = dhtnode_unlink;
+		env->may_unlink = dhtnode_may_unlink;
+	}
 	env->own_helo = dhtnode_own_helo;
 	env->peer_helo = dhtnode_peer_helo;
 	env->now_us = dhtnode_now;

@@ -43,6 +43,7 @@ struct dhtnode {
 	struct core_sub peer_sub;
 	bool handler_set;
 	bool store_closing;      /* store_free() runs: no more calls */
+	bool links_chosen;       /* the core left links to us */
 	uint64_t sink;           /* counter of last resort */
 	struct dhtnode_counters c;
 	uint64_t saved_us;       /* when the table was last written */

@@ -284,6 +284,15 @@ rtable_remove(struct rtable *rt, const struct dhtkey *id)
 	}
 }
 
+bool
+rtable_has_room(const struct rtable *rt, const struct dhtkey *id)
+{
+	const struct rtable_bucket *b = rtable_bucket_of(rt, id);
+
+	return b != NULL && (b->n_live < rt->k ||
+	    rtable_find(b->live, b->n_live, id) >= 0);
+}
+
 const struct rtable_entry *
 rtable_get(const struct rtable *rt, const struct dhtkey *id)
 {

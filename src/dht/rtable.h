@@ -74,6 +74,10 @@ bool rtable_failed(struct rtable *rt, const struct dhtkey *id,
     unsigned max_fails);
 /* Forgets id wherever it is (a replacement moves up). */
 void rtable_remove(struct rtable *rt, const struct dhtkey *id);
+/* True if id has a place in its bucket, or there is room for it there
+ * now (the bound on networks aside, as id's is not known yet): a peer
+ * worth a link. */
+bool rtable_has_room(const struct rtable *rt, const struct dhtkey *id);
 /* The entry of id in a bucket (not the caches), or NULL. Valid until the
  * next call that changes the table. */
 const struct rtable_entry *rtable_get(const struct rtable *rt,

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The DHT between real ferryd processes (issue 12), each on its own
- * 127.0.0.N, with the core's links left to the DHT ([core] LINK_POLICY =
- * manual): daemons that know only the first one's HELO build tables from
- * which FIND, from any daemon, returns the true closest (checked against
+ * 127.0.0.N, with the core's links left to the DHT (the default, [core]
+ * LINK_POLICY = auto): daemons that know only the first one's HELO build
+ * tables from which FIND, from any daemon, returns the true closest (checked against
  * the membership the test knows); a block put on one daemon is held by
  * exactly the REPLICATION closest, with that many valid receipts, and
  * every daemon gets it; a key nobody holds ends in not-found, quickly; a
@@ -30,8 +30,7 @@
 #define LINK_MS  30000
 /* All daemons are in 127.0.0.0/24, one network to PER_NETWORK: no bound
  * here, or a bucket would keep two of them. */
-#define DHT_CFG  "[core]\nLINK_POLICY = manual\n" \
-		 "[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n" \
+#define DHT_CFG  "[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n" \
 		 "PER_NETWORK = 0\n"
 
 static struct harness *h;

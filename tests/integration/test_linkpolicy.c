@@ -7,8 +7,12 @@
  * core_unlink drops the link on both sides at once (BYE) and neither
  * links again on its own; the operator's URIs still link; only a peer's
  * own HELOs are gossiped. Under auto, the default, the same HELOs link by
- * themselves and gossip introduces third peers, as before. Also the
- * HELOs handed on (core_peer_helos), MAX_PEERS and bad arguments.
+ * themselves and gossip introduces third peers, as before, until a layer
+ * above claims the choice (core_links_claim), which LINK_POLICY = core
+ * refuses. core_peer_info says which side asked for a link, and that
+ * messages of the clients' types pin it on both sides for PIN_IDLE,
+ * those of the DHT's not. Also the HELOs handed on (core_peer_helos),
+ * MAX_PEERS and bad arguments.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -19,10 +23,13 @@
 #include <check.h>
 
 #include "corenet.h"
+#include "lib/log.h"
 
 #define LINK_MS 10000
 #define MANUAL	"[core]\nLINK_POLICY = manual\n"
-#define TYPE	0x0400
+#define CORE	"[core]\nLINK_POLICY = core\n"
+#define TYPE	0x0400 /* a client's (FERRY_APP_TYPE_MIN) */
+#define DHT_TYPE 0x0100 /* the DHT's (FERRY_MSG_DHT_MIN) */
 
 static struct corenet *net;
 
@@ -340,6 +347,114 @@ START_TEST(test_helos_handed_on)
 }
 END_TEST
 
+/* Under auto, once a layer above claims the choice, the core behaves as
+ * under manual: validated addresses are not linked, others' HELOs not
+ * gossiped; the link asked for is the asker's. */
+START_TEST(test_auto_claimed)
+{
+	struct corenet_node *a, *b, *c;
+	struct core_peer_info pi;
+
+	net = corenet_new();
+	a = corenet_add(net, "udp", NULL);
+	b = corenet_add(net, "udp", NULL);
+	c = corenet_add(net, "udp", NULL);
+	ck_assert_int_eq(core_links_claim(a->core), 0);
+	ck_assert_int_eq(core_links_claim(b->core), 0);
+	ck_assert_int_eq(core_links_claim(c->core), 0);
+	validated_apart(a, b);
+	ck_assert_int_eq(core_peer_info(a->core, &b->id, &pi), -ENOTCONN);
+	ck_assert_int_eq(core_link(a->core, &b->id), 0);
+	corenet_wait_linked(a, b, LINK_MS);
+	ck_assert_int_eq(core_peer_info(a->core, &b->id, &pi), 0);
+	ck_assert_mem_eq(&pi.id, &b->id, sizeof(pi.id));
+	ck_assert_str_eq(pi.transport, "udp");
+	ck_assert_ptr_nonnull(strstr(pi.address, "127.0.0.1:"));
+	ck_assert(pi.asked);
+	ck_assert(!pi.pinned);
+	ck_assert_int_eq(core_peer_info(b->core, &a->id, &pi), 0);
+	ck_assert(!pi.asked); /* a asked, not b */
+	/* c links to a by the operator's URI; a gossips only its own. */
+	corenet_introduce(c, a);
+	corenet_wait_linked(a, c, LINK_MS);
+	corenet_run_ms(net, 1500);
+	ck_assert(!corenet_linked(b, c));
+	/* An unlinked peer has no info; unlinking ends the asking. */
+	ck_assert_int_eq(core_unlink(a->core, &b->id), 0);
+	ck_assert_int_eq(core_peer_info(a->core, &b->id, &pi), -ENOTCONN);
+	wait_unlinked(a, b, 2000);
+}
+END_TEST
+
+/* LINK_POLICY = core keeps the choice: the claim is refused and the core
+ * links by itself, as before. */
+START_TEST(test_core_keeps_choice)
+{
+	struct corenet_node *a, *b;
+
+	net = corenet_new();
+	a = corenet_add(net, "udp", CORE);
+	b = corenet_add(net, "udp", CORE);
+	log_max_level = -1; /* the refusal is noted */
+	ck_assert_int_eq(core_links_claim(a->core), -EPERM);
+	ck_assert_int_eq(core_links_claim(b->core), -EPERM);
+	log_max_level = FERRY_LOG_NOTICE;
+	learn(a, b);
+	corenet_wait_linked(a, b, LINK_MS);
+}
+END_TEST
+
+static bool
+pinned(struct corenet_node *a, const struct corenet_node *b)
+{
+	struct core_peer_info pi;
+
+	ck_assert_int_eq(core_peer_info(a->core, &b->id, &pi), 0);
+	return pi.pinned;
+}
+
+struct pin_wait {
+	struct corenet_node *a, *b;
+};
+
+static bool
+unpinned(void *cls)
+{
+	struct pin_wait *w = cls;
+
+	return !pinned(w->a, w->b) && !pinned(w->b, w->a);
+}
+
+/* A client's message pins the link on both sides for PIN_IDLE; the
+ * DHT's do not. */
+START_TEST(test_pins)
+{
+	struct corenet_node *a, *b;
+	struct pin_wait w;
+	uint64_t t0;
+
+	net = corenet_new();
+	a = corenet_add(net, "udp", MANUAL "PIN_IDLE = 2 s\n");
+	b = corenet_add(net, "udp", MANUAL "PIN_IDLE = 2 s\n");
+	validated_apart(a, b);
+	ck_assert_int_eq(core_link(a->core, &b->id), 0);
+	corenet_wait_linked(a, b, LINK_MS);
+	ck_assert(!pinned(a, b) && !pinned(b, a));
+	ck_assert_int_eq(corenet_send(a, b, CORE_CLASS_CONTROL, DHT_TYPE, 10),
+	    0);
+	wait_stat(b, "core.msg_in", 1, 2000);
+	ck_assert(!pinned(a, b) && !pinned(b, a));
+	ck_assert_int_eq(corenet_send(a, b, CORE_CLASS_BULK, TYPE, 10), 0);
+	t0 = corenet_stat(b, "core.msg_in");
+	wait_stat(b, "core.msg_in", t0 + 1, 2000);
+	ck_assert(pinned(a, b)); /* sent */
+	ck_assert(pinned(b, a)); /* received */
+	w.a = a;
+	w.b = b;
+	ck_assert(corenet_run_until(net, unpinned, &w, 4000));
+}
+END_TEST
+
 START_TEST(test_link_errors)
 {
 	struct corenet_node *a, *b, *c;
@@ -383,12 +498,15 @@ linkpolicy_suite(void)
 	tcase_add_test(tc, test_manual_ignores_gossip);
 	tcase_add_test(tc, test_helos_handed_on);
 	tcase_add_test(tc, test_link_errors);
+	tcase_add_test(tc, test_pins);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("auto");
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_auto_links_by_itself);
 	tcase_add_test(tc, test_gossip_auto);
+	tcase_add_test(tc, test_auto_claimed);
+	tcase_add_test(tc, test_core_keeps_choice);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,11 +2,15 @@
 /*
  * The link-policy calls of core.h (src/core/core_links.c) on a core whose
  * only transport is the loopback test plugin, without running its event
- * loop: [core] LINK_POLICY is auto or manual and nothing else; HELOs a
+ * loop: [core] LINK_POLICY is auto, core or manual and nothing else, a
+ * layer above may claim the choice of links under auto and manual but
+ * not under core; HELOs a
  * layer above learns are checked (framing, type, signature, expiry, the
  * transport) before anything is kept, and only validated ones are handed
  * on; our own HELOs come back whole and are ignored when learnt; core_link
- * and core_unlink know which peers exist. Links made and dropped between
+ * and core_unlink know which peers exist and say who asked for a link;
+ * the operator's CONNECT pins its peer, BOOTSTRAP does not; an unlinked
+ * peer has no info. Links made and dropped between
  * cores are tests/integration/test_linkpolicy.c.
  */
 #include <errno.h>
@@ -102,8 +106,12 @@ other_helo(const char *label, int64_t life, uint8_t *out, size_t max)
 START_TEST(test_policy_key)
 {
 	static const char *const good[] = { "auto", "manual", "MANUAL",
-		"Auto" };
-	static const char *const bad[] = { "", "yes", "manually", "auto x" };
+		"Auto", "core", "CORE" };
+	static const enum core_link_policy want[] = { CORE_LINKS_AUTO,
+		CORE_LINKS_MANUAL, CORE_LINKS_MANUAL, CORE_LINKS_AUTO,
+		CORE_LINKS_CORE, CORE_LINKS_CORE };
+	static const char *const bad[] = { "", "yes", "manually", "auto x",
+		"dht" };
 	struct core_cfg cc;
 	struct cfg *c;
 
@@ -113,8 +121,7 @@ START_TEST(test_policy_key)
 		(void)snprintf(line, sizeof(line), "LINK_POLICY = %s", good[i]);
 		c = test_cfg(line);
 		ck_assert_int_eq(core_cfg_parse(c, &cc), 0);
-		ck_assert(cc.link_manual == (good[i][0] == 'm' ||
-		    good[i][0] == 'M'));
+		ck_assert_int_eq(cc.link_policy, want[i]);
 		cfg_free(c);
 	}
 	log_max_level = -1; /* the refusals are logged */
@@ -131,8 +138,37 @@ START_TEST(test_policy_key)
 	/* The default is auto. */
 	c = test_cfg("");
 	ck_assert_int_eq(core_cfg_parse(c, &cc), 0);
-	ck_assert(!cc.link_manual);
+	ck_assert_int_eq(cc.link_policy, CORE_LINKS_AUTO);
 	cfg_free(c);
+}
+END_TEST
+
+/* Who chooses: a layer above may claim it under auto (the core's until
+ * then) and manual, not under core. */
+START_TEST(test_claim)
+{
+	static const char *const policy[] = { "auto", "core", "manual" };
+	static const int claimed[] = { 0, -EPERM, 0 };
+	static const bool before[] = { false, false, true };
+	static const bool after[] = { true, false, true };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct core *c2;
+		struct cfg *c;
+		char line[64];
+
+		(void)snprintf(line, sizeof(line), "LINK_POLICY = %s",
+		    policy[i]);
+		c = test_cfg(line);
+		ck_assert_int_eq(core_new(base, c, stats, dir, &c2), 0);
+		ck_assert(core_links_manual(c2) == before[i]);
+		log_max_level = -1; /* the refusal is logged */
+		ck_assert_int_eq(core_links_claim(c2), claimed[i]);
+		log_max_level = FERRY_LOG_NOTICE;
+		ck_assert(core_links_manual(c2) == after[i]);
+		core_free(c2);
+		cfg_free(c);
+	}
 }
 END_TEST
 
@@ -235,6 +271,7 @@ START_TEST(test_link_unlink_known)
 {
 	uint8_t helo[1024];
 	size_t n = other_helo("there", 3600, helo, sizeof(helo));
+	struct core_peer_info pi;
 	struct ferry_peer_id nobody;
 	struct peer *p;
 
@@ -244,16 +281,50 @@ START_TEST(test_link_unlink_known)
 	ck_assert_int_eq(core_link(core, core_identity(core)), -EINVAL);
 	ck_assert_int_eq(core_link(core, &other->id), -ENOENT);
 	ck_assert_int_eq(core_learn_helo(core, NULL, helo, n), 0);
-	/* Known: wanted now, linked once its address answers. */
-	ck_assert_int_eq(core_link(core, &other->id), 0);
 	p = peer_find(core, &other->id);
+	ck_assert(!p->asked);
+	/* Known: wanted now, linked once its address answers; this side
+	 * asked for it. */
+	ck_assert_int_eq(core_link(core, &other->id), 0);
 	ck_assert(p->want_link);
+	ck_assert(p->asked);
 	ck_assert(!p->connected);
+	ck_assert_int_eq(core_peer_info(core, &other->id, &pi), -ENOTCONN);
+	ck_assert_int_eq(core_peer_info(core, &nobody, &pi), -ENOTCONN);
 	/* Not linked: unlinking only stops wanting it. */
 	ck_assert_int_eq(core_unlink(core, &other->id), 0);
 	ck_assert(!p->want_link);
+	ck_assert(!p->asked);
 	ck_assert(!p->unlinking);
 	ck_assert_uint_eq(*core->ctr.unlinks, 0);
+}
+END_TEST
+
+/* The operator's CONNECT links and pins; a BOOTSTRAP URI only links. */
+START_TEST(test_connect_pins)
+{
+	uint8_t helo[1024];
+	size_t n = other_helo("there", 3600, helo, sizeof(helo));
+	uint64_t now;
+	struct peer *p;
+	char *uri;
+
+	ck_assert_int_eq(helo_uri_encode(&other->id, helo, n, &uri), 0);
+	ck_assert_int_eq(core_links_add_uri(core, uri, false), 0);
+	p = peer_find(core, &other->id);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(p->want_link && p->asked);
+	ck_assert_uint_eq(p->pinned_until_us, 0);
+	now = time_mono_us();
+	ck_assert_int_eq(core_add_uri(core, uri), 0);
+	/* PIN_IDLE, 10 min by default, from now. */
+	ck_assert_uint_ge(p->pinned_until_us, now + 600 * USEC_PER_SEC);
+	ck_assert_uint_le(p->pinned_until_us,
+	    time_mono_us() + 600 * USEC_PER_SEC);
+	free(uri);
+	log_max_level = -1;
+	ck_assert_int_eq(core_add_uri(core, "ferry://nonsense"), -EINVAL);
+	log_max_level = FERRY_LOG_NOTICE;
 }
 END_TEST
 
@@ -265,6 +336,8 @@ test_suite(void)
 
 	tcase_add_checked_fixture(tc, test_setup, test_teardown);
 	tcase_add_test(tc, test_policy_key);
+	tcase_add_test(tc, test_claim);
+	tcase_add_test(tc, test_connect_pins);
 	tcase_add_test(tc, test_own_helos);
 	tcase_add_test(tc, test_learn_checks);
 	tcase_add_test(tc, test_hand_on_validated);
