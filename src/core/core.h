@@ -84,8 +84,8 @@ struct core_peer_info {
 	const char *transport;	 /* name of the transport in use */
 	uint16_t protocol;	 /* and its protocol number */
 	char address[256];	 /* the peer's address there, for humans */
-	bool asked;		 /* this side asked for the link (core_links.h) */
-	bool pinned;		 /* a local client wants it (core_links.h) */
+	bool asked;		 /* this side asked for it (core_links.h) */
+	bool pinned;		 /* a local client wants it (idem) */
 };
 
 struct core_echo_result {

@@ -573,7 +573,9 @@ main(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < N_SUBSYSTEMS; i++) {
-		if (subsystems[i].start != NULL && subsystems[i].start(&d) < 0) {
+		if (subsystems[i].start == NULL)
+			continue;
+		if (subsystems[i].start(&d) < 0) {
 			log_err("cannot start %s", subsystems[i].name);
 			goto out;
 		}

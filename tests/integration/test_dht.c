@@ -3,14 +3,15 @@
  * The DHT between real ferryd processes (issue 12), each on its own
  * 127.0.0.N, with the core's links left to the DHT (the default, [core]
  * LINK_POLICY = auto): daemons that know only the first one's HELO build
- * tables from which FIND, from any daemon, returns the true closest (checked against
- * the membership the test knows); a block put on one daemon is held by
- * exactly the REPLICATION closest, with that many valid receipts, and
- * every daemon gets it; a key nobody holds ends in not-found, quickly; a
- * storing daemon killed, the block still comes from the others; and one
- * killed with SIGKILL right after its receipt still serves the block
- * after its restart. It runs alone (RUN_SERIAL): its 16 daemons, under
- * ASan above all, would starve the timing of tests beside it.
+ * tables from which FIND, from any daemon, returns the true closest
+ * (checked against the membership the test knows); a block put on one
+ * daemon is held by exactly the REPLICATION closest, with that many valid
+ * receipts, and every daemon gets it; a key nobody holds ends in
+ * not-found, quickly; a storing daemon killed, the block still comes from
+ * the others; and one killed with SIGKILL right after its receipt still
+ * serves the block after its restart. It runs alone (RUN_SERIAL): its 16
+ * daemons, under ASan above all, would starve the timing of tests beside
+ * it.
  */
 /* ctest: TIMEOUT=600 RUN_SERIAL=1 */
 #include <errno.h>
