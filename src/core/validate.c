@@ -436,8 +436,13 @@ validate_restore(struct core *core, const uint8_t *msg, size_t len,
 	a->ever_valid = true;
 	/* When a layer above chooses links, it says whom to link to
 	 * (core_link opens the session then); until it does, the address
-	 * costs no session and no PING. */
-	if (core_links_manual(core))
+	 * costs no session and no PING. But one that runs (it claimed the
+	 * choice) gets the peers of the book linked again, as under
+	 * LINK_POLICY = core: peers linked to our previous run hold links
+	 * that only our new key exchange resets, and until then they would
+	 * send into the void (LINK_TIMEOUT long). It drops the links it does
+	 * not need (they count as ours), and MAX_PEERS bounds them. */
+	if (core_links_manual(core) && !core->links_claimed)
 		return 0;
 	if (validate_session(a) == NULL)
 		return -EIO;

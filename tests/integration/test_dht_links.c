@@ -11,7 +11,8 @@
  * sending over stays; blocks are put and got. With the
  * DHT off: every daemon links to every other from one bootstrap HELO
  * (gossip), as before. With LINK_POLICY = core and the DHT on: the same
- * full mesh, and the DHT drops nothing. The timings are the test's
+ * full mesh, and the DHT drops nothing. Daemons killed and started again
+ * are linked to every other within 5 s. The timings are the test's
  * ([core] PIN_IDLE 4 s, [dht] LINK_GRACE 2 s, no SPARE_LINKS).
  */
 /* ctest: TIMEOUT=300 RUN_SERIAL=1 */
@@ -298,6 +299,31 @@ START_TEST(test_core_policy_keeps_mesh)
 }
 END_TEST
 
+/* Daemons killed and started again link to every other again within
+ * 5 s, as the soak test wants (tests/soak): the others hold links to
+ * their previous runs, which only their new key exchanges reset (from
+ * the peer book); until then the others would answer their lookups over
+ * the old links, into the void, for LINK_TIMEOUT. */
+START_TEST(test_restart_relinks)
+{
+	uint64_t t0;
+
+	n_d = N_DHT;
+	mesh_start(h, d, N_DHT, "udp tcp", NULL);
+	wait_full_mesh();
+	harness_sleep_ms(3000); /* the tables are written */
+	for (int i = N_DHT - 1; i >= N_DHT - 4; i--) {
+		ck_assert_int_eq(harness_daemon_kill(d[i]), 0);
+		harness_sleep_ms(500);
+		t0 = harness_now_ms();
+		ck_assert_int_eq(harness_daemon_start_ready(d[i]), 0);
+		mesh_wait_peers(h, d[i], N_DHT - 1, 5000);
+		fprintf(stderr, "test_dht_links: d%d relinked in %llu ms\n", i,
+		    (unsigned long long)(harness_now_ms() - t0));
+	}
+}
+END_TEST
+
 static Suite *
 dht_links_suite(void)
 {
@@ -309,6 +335,7 @@ dht_links_suite(void)
 	tcase_add_test(tc, test_dht_chooses);
 	tcase_add_test(tc, test_no_dht_full_mesh);
 	tcase_add_test(tc, test_core_policy_keeps_mesh);
+	tcase_add_test(tc, test_restart_relinks);
 	suite_add_tcase(s, tc);
 	return s;
 }

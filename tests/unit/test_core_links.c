@@ -10,7 +10,8 @@
  * on; our own HELOs come back whole and are ignored when learnt; core_link
  * and core_unlink know which peers exist and say who asked for a link;
  * the operator's CONNECT pins its peer, BOOTSTRAP does not; an unlinked
- * peer has no info. Links made and dropped between
+ * peer has no info; a peer-book address links again at start unless a
+ * layer above chooses links without having claimed them. Links made and dropped between
  * cores are tests/integration/test_linkpolicy.c.
  */
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include "core/helo.h"
 #include "core/identity.h"
 #include "core/peer.h"
+#include "core/validate.h"
 #include "unit.h"
 
 static char dir[256];
@@ -300,6 +302,47 @@ START_TEST(test_link_unlink_known)
 }
 END_TEST
 
+/* The peer book at start: its peers are linked again (ours) under core,
+ * and when a layer above claimed the choice (it drops what it does not
+ * need), not under manual with no such layer. */
+START_TEST(test_restore_relinks)
+{
+	static const char *const policy[] = { "core", "manual", "manual",
+		"auto" };
+	static const bool claim[] = { false, false, true, true };
+	static const bool want[] = { true, false, true, true };
+	uint8_t helo[1024];
+	/* The loopback transport connects to its own address only. */
+	size_t n = other_helo("me", 3600, helo, sizeof(helo));
+
+	for (size_t i = 0; i < 4; i++) {
+		struct core *c2;
+		struct cfg *c;
+		struct peer *p;
+		char line[64];
+
+		(void)snprintf(line, sizeof(line), "LINK_POLICY = %s",
+		    policy[i]);
+		c = test_cfg(line);
+		ck_assert_int_eq(core_new(base, c, stats, dir, &c2), 0);
+		if (claim[i])
+			ck_assert_int_eq(core_links_claim(c2), 0);
+		ck_assert_int_eq(core_start(c2), 0);
+		ck_assert_int_eq(validate_restore(c2, helo, n,
+		                     time_real_s() + 600),
+		    0);
+		p = peer_find(c2, &other->id);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_msg(p->want_link == want[i] && p->asked == want[i],
+		    "LINK_POLICY = %s%s", policy[i],
+		    claim[i] ? ", claimed" : "");
+		ck_assert_int_eq(TAILQ_FIRST(&p->addrs)->state, ADDR_VALID);
+		core_free(c2);
+		cfg_free(c);
+	}
+}
+END_TEST
+
 /* The operator's CONNECT links and pins; a BOOTSTRAP URI only links. */
 START_TEST(test_connect_pins)
 {
@@ -338,6 +381,7 @@ test_suite(void)
 	tcase_add_test(tc, test_policy_key);
 	tcase_add_test(tc, test_claim);
 	tcase_add_test(tc, test_connect_pins);
+	tcase_add_test(tc, test_restore_relinks);
 	tcase_add_test(tc, test_own_helos);
 	tcase_add_test(tc, test_learn_checks);
 	tcase_add_test(tc, test_hand_on_validated);
