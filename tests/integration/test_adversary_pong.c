@@ -171,8 +171,7 @@ END_TEST
 
 /*
  * A validated address survives a restart in the peer book, and the
- * restarted daemon (LINK_POLICY = core) checks it again with a fresh
- * challenge. The PONG that
+ * restarted daemon checks it again with a fresh challenge. The PONG that
  * validated it before the restart, replayed, does not answer the new
  * PING.
  */
@@ -187,11 +186,7 @@ START_TEST(test_pong_replayed_after_restart_refused)
 
 	ck_assert_int_eq(harness_new("pong-restart", &h), 0);
 	ck_assert_int_eq(wirepeer_new(503, &w), 0);
-	/* The core's own choice of links, under which a restart checks
-	 * every address of the peer book again (when the DHT chooses, only
-	 * those of peers it wants a link to). */
-	d = pinging_daemon(h, w,
-	    "[core]\nVALIDATION_TIMEOUT = 30 s\nLINK_POLICY = core\n");
+	d = pinging_daemon(h, w, "[core]\nVALIDATION_TIMEOUT = 30 s\n");
 	await(h, w, &g1, 5000);
 	n1 = pong_for(w, &g1.ping, g1.ping.protocol, time_real_s() + 3600, p1,
 	    sizeof(p1));
