@@ -14,6 +14,7 @@
 #include "core/peer.h"
 #include "core/transport.h"
 #include "core/tx.h"
+#include "core/validate.h"
 #include "lib/log.h"
 #include "lib/time.h"
 
@@ -206,6 +207,12 @@ handshake_on_kx(struct core *core, struct transport *t,
 	p->last_rx_us = now;
 	p->want_link = true;
 	handshake_note_path(p, t, mp);
+	/* Over a one-way transport (mail) the KX brought no path to answer
+	 * on: the peer's validated addresses give one, which the core's own
+	 * choice of links opens when they validate, but a layer above's
+	 * only when it wants the link, as the peer does now. */
+	if (p->best == NULL)
+		validate_peer_wanted(p);
 	if (bits & LINK_KX_RESET) {
 		/* A new session of the peer numbers its messages and its
 		 * frames afresh: nothing half-received from the old one may
