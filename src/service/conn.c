@@ -11,12 +11,11 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
+#include "lib/bufio.h"
 #include "lib/log.h"
 #include "lib/time.h"
 
@@ -40,8 +39,7 @@ conn_set_init(struct conn_set *set, struct event_base *base, const char *what,
 	set->on_backlog = on_backlog;
 	set->backlog_cls = cls;
 	set->backlog = 0;
-	ratelimit_init(&set->log_rl, CONN_LOG_RATE, CONN_LOG_BURST);
-	set->log_suppressed = 0;
+	ratelog_init(&set->log, CONN_LOG_RATE, CONN_LOG_BURST);
 }
 
 void
@@ -49,21 +47,14 @@ conn_set_log(struct conn_set *set, const char *fmt, ...)
 {
 	char line[384];
 	va_list ap;
+	bool ok;
 
-	if (!ratelimit_take(&set->log_rl, time_mono_us(), 1.0)) {
-		set->log_suppressed++;
-		return;
-	}
 	va_start(ap, fmt);
-	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	ok = ratelog_vformat(&set->log, time_mono_us(), line, sizeof(line), fmt,
+	    ap);
 	va_end(ap);
-	if (set->log_suppressed == 0) {
+	if (ok)
 		log_notice("%s", line);
-		return;
-	}
-	log_notice("%s (%llu more such lines suppressed)", line,
-	    (unsigned long long)set->log_suppressed);
-	set->log_suppressed = 0;
 }
 
 static void
@@ -212,53 +203,50 @@ conn_idle_restart(struct conn *conn)
 	(void)event_add(conn->ev_read, &tv);
 }
 
+/* The socket took n bytes of output. */
+static void
+conn_took(struct conn *conn, size_t n)
+{
+	struct conn_set *set = conn->set;
+
+	(*set->c.bytes_out) += (uint64_t)n;
+	if (!conn->stalled) {
+		conn_set_backlog_add(set, -(int64_t)n);
+		return;
+	}
+	/* Reading again: what is left of its output counts again. */
+	conn->stalled = false;
+	conn_set_backlog_add(set, (int64_t)buf_size(&conn->out));
+}
+
 int
 conn_flush(struct conn *conn)
 {
-	struct conn_set *set = conn->set;
-	bool wrote = false;
-	ssize_t n;
+	size_t before = buf_size(&conn->out), took;
+	int r = bufio_send(&conn->out, conn->fd);
 
-	while (buf_size(&conn->out) > 0) {
-		/* MSG_NOSIGNAL: a peer gone is an error here, never a
-		 * SIGPIPE, whatever the daemon's signal setup. */
-		n = send(conn->fd, buf_head(&conn->out), buf_size(&conn->out),
-		    MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				break;
-			return log_debug_errno(-errno, "%s fd %d: write",
-			    set->what, conn->fd);
-		}
-		if (conn->stalled && n > 0) {
-			/* Reading again: its output counts again. */
-			conn->stalled = false;
-			conn_set_backlog_add(set,
-			    (int64_t)buf_size(&conn->out));
-		}
-		buf_consume(&conn->out, (size_t)n);
-		(*set->c.bytes_out) += (uint64_t)n;
-		conn_backlog_add(conn, -(int64_t)n);
-		wrote = true;
-	}
+	took = before - buf_size(&conn->out);
+	if (took > 0)
+		conn_took(conn, took);
+	if (r < 0)
+		return log_debug_errno(r, "%s fd %d: write", conn->set->what,
+		    conn->fd);
 	if (buf_size(&conn->out) > 0) {
 		/* The socket took some: stall_us counts from now, also when
 		 * this write came from the read side and not from the write
 		 * event, whose timeout would otherwise run on. */
-		if (wrote && conn->writing && !conn->ending)
+		if (took > 0 && conn->writing && !conn->ending)
 			conn_arm_write(conn);
 		else
 			conn_flush_later(conn);
 		return 0;
 	}
+	if (took > 0)
+		conn_idle_restart(conn);
 	if (conn->writing) {
 		(void)event_del(conn->ev_write);
 		conn->writing = false;
 	}
-	if (wrote)
-		conn_idle_restart(conn);
 	if (!conn->ending && conn->ops->drained != NULL)
 		conn->ops->drained(conn->cls);
 	return 0;
@@ -371,9 +359,9 @@ conn_on_read(evutil_socket_t fd, short what, void *cls)
 {
 	struct conn *conn = cls;
 	struct conn_set *set = conn->set;
-	uint8_t *p;
 	ssize_t n;
 
+	(void)fd;
 	if (!(what & EV_READ)) {
 		/* A peer that waits for its answers is not idle: the stall
 		 * rule is for it. */
@@ -386,24 +374,18 @@ conn_on_read(evutil_socket_t fd, short what, void *cls)
 		conn_gone(conn);
 		return;
 	}
-	p = buf_reserve(&conn->in, set->lim.in_max);
-	if (p == NULL) {
+	n = bufio_read(&conn->in, conn->fd, set->lim.in_max);
+	if (n == -EAGAIN)
+		return;
+	if (n == -ENOMEM)
 		log_warn("%s fd %d: out of memory; disconnecting", set->what,
 		    conn->fd);
-		conn_gone(conn);
-		return;
-	}
-	n = read(fd, p, set->lim.in_max);
+	else if (n < 0)
+		log_debug_errno((int)n, "%s fd %d: read", set->what, conn->fd);
 	if (n <= 0) {
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n < 0)
-			log_debug_errno(-errno, "%s fd %d: read", set->what,
-			    conn->fd);
 		conn_gone(conn);
 		return;
 	}
-	buf_commit(&conn->in, (size_t)n);
 	(*set->c.bytes_in) += (uint64_t)n;
 	if (conn_work(conn) < 0)
 		conn_end(conn);

@@ -60,9 +60,8 @@ struct conn_set {
 	struct conn_counters c;
 	conn_backlog_fn *on_backlog; /* may be NULL */
 	void *backlog_cls;
-	uint64_t backlog;        /* output of connections not stalled */
-	struct ratelimit log_rl; /* conn_set_log() */
-	uint64_t log_suppressed; /* lines it held back since the last */
+	uint64_t backlog;   /* output of connections not stalled */
+	struct ratelog log; /* conn_set_log()'s budget */
 };
 
 /* The protocol's side of a connection. Every callback gets the cls given

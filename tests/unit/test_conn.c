@@ -609,14 +609,14 @@ START_TEST(test_set_log_rate_limited)
 	for (int i = 0; i < 8; i++)
 		conn_set_log(&set, "line %d", i);
 	ck_assert_uint_eq(log.n, 5);
-	ck_assert_uint_eq(set.log_suppressed, 3);
+	ck_assert_uint_eq(set.log.held, 3);
 	/* A second later the bucket holds one more line. */
-	set.log_rl.last_us -= 1000 * 1000;
+	set.log.rl.last_us -= 1000 * 1000;
 	conn_set_log(&set, "line %d", 8);
 	unit_log_release();
 	ck_assert_uint_eq(log.n, 6);
 	ck_assert(unit_log_has(&log, "line 8 (3 more such lines suppressed)"));
-	ck_assert_uint_eq(set.log_suppressed, 0);
+	ck_assert_uint_eq(set.log.held, 0);
 }
 END_TEST
 
