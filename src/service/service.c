@@ -37,6 +37,8 @@ const struct cfg_schema_key service_cfg_keys[] = {
 	    "client connections served at once; more wait in the listen queue" },
 	{ "service", "CLIENT_BUFFER", "8 MiB",
 	    "output held for a client before messages for it are dropped; one message may take it past this" },
+	{ "service", "STALL_TIMEOUT", "1 s",
+	    "a client that takes none of its output for this long no longer holds peers back until it reads" },
 	{ "service", "ALLOW_USERS", "",
 	    "users (names or uids) let in besides root, the daemon's user and the socket's group" },
 	{ "service", "ALLOW_GROUPS", "",
@@ -142,6 +144,11 @@ service_cfg_parse(struct cfg *cfg, const char *runtime_dir, struct svc_cfg *ret)
 	} else {
 		sc.max_clients = (uint32_t)v;
 	}
+	if (cfg_get_duration(cfg, "service", "STALL_TIMEOUT", 10 * 1000,
+	        3600ull * 1000 * 1000, &sc.stall_us) < 0) {
+		log_err("%s", cfg_error(cfg));
+		r = -EINVAL;
+	}
 	/* At least one whole RECEIVE frame must fit. */
 	if (cfg_get_size(cfg, "service", "CLIENT_BUFFER", 64 * 1024,
 	        (uint64_t)1 << 40, &sc.client_buffer) < 0) {
@@ -217,7 +224,7 @@ service_conns_init(struct service *svc)
 	const struct conn_limits lim = {
 		.in_max = SERVICE_READ_CHUNK,
 		.out_max = svc->cfg.client_buffer,
-		.stall_us = SERVICE_STALL_US,
+		.stall_us = svc->cfg.stall_us,
 		.linger_us = SERVICE_LINGER_US,
 		.idle_us = 0, /* a client may wait for messages for ever */
 	};
@@ -416,6 +423,9 @@ service_reload(struct service *svc, struct cfg *cfg)
 	svc->cfg.max_clients = sc.max_clients;
 	svc->cfg.client_buffer = sc.client_buffer;
 	svc->conns.lim.out_max = sc.client_buffer;
+	/* From the next output that waits. */
+	svc->cfg.stall_us = sc.stall_us;
+	svc->conns.lim.stall_us = sc.stall_us;
 	/* The socket stays as it is, and so does what its mode and group
 	 * grant. */
 	sc.policy.group_write = svc->cfg.policy.group_write;

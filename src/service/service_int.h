@@ -23,15 +23,12 @@
 #include "service/requests.h"
 #include "service/service.h"
 
-/* The client socket's connection bounds (conn.h); CLIENT_BUFFER is the
- * output's. One read() takes at most this much; a frame is at most
+/* The client socket's connection bounds (conn.h); CLIENT_BUFFER and
+ * STALL_TIMEOUT are configured. One read() takes at most this much; a frame is at most
  * 64 KiB, so the input always holds a whole one. */
 #define SERVICE_READ_CHUNK (256u * 1024)
 /* Blocked clients retry this often even if no drain callback came. */
 #define SERVICE_RETRY_US   (500u * 1000)
-/* A client whose socket has not taken a byte for this long has stopped
- * reading: its output no longer holds peers back. */
-#define SERVICE_STALL_US   (1000u * 1000)
 /* A client cut off for a protocol violation is closed once the RESULT
  * saying why is written, or after this long. */
 #define SERVICE_LINGER_US  (2000u * 1000)
@@ -49,6 +46,7 @@ struct svc_cfg {
 	gid_t gid;              /* and names this group */
 	uint32_t max_clients;   /* MAX_CLIENTS */
 	uint64_t client_buffer; /* CLIENT_BUFFER, bytes */
+	uint64_t stall_us;      /* STALL_TIMEOUT */
 	struct policy policy;   /* ALLOW_* and ADMIN_*, the socket's group */
 };
 
