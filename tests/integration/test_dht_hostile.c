@@ -43,6 +43,7 @@
 #include "dht/dhtmsg.h"
 #include "adv.h"
 #include "dhtpeer.h"
+#include "dhtcheck.h"
 #include "harness.h"
 #include "mesh.h"
 #include "wirelink.h"
@@ -80,46 +81,6 @@ static struct {
 	atomic_uint wrong;  /* wrong blocks sent so far */
 } act;
 
-static struct ferry_client *
-client_of(struct harness_daemon *dd)
-{
-	struct ferry_client *c;
-
-	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
-	return c;
-}
-
-static struct ferry_dht_status *
-status_of(struct harness_daemon *dd)
-{
-	struct ferry_client *c = client_of(dd);
-	struct ferry_dht_status *st;
-
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	ferry_client_close(c);
-	return st;
-}
-
-static uint32_t
-table_size(struct harness_daemon *dd)
-{
-	struct ferry_dht_status *st = status_of(dd);
-	uint32_t n = st->entries;
-
-	ferry_dht_status_free(st);
-	return n;
-}
-
-static uint64_t
-blocks_of(struct harness_daemon *dd)
-{
-	struct ferry_dht_status *st = status_of(dd);
-	uint64_t n = st->blocks;
-
-	ferry_dht_status_free(st);
-	return n;
-}
-
 /* Waits until every daemon's table holds want entries. */
 static void
 wait_tables(uint32_t want)
@@ -127,11 +88,11 @@ wait_tables(uint32_t want)
 	uint64_t end = harness_now_ms() + LINK_MS;
 
 	for (int i = 0; i < N; i++)
-		while (table_size(d[i]) < want) {
+		while (dhtcheck_figures(d[i]).entries < want) {
 			if (harness_now_ms() > end) {
 				harness_dump_logs(h);
 				ck_abort_msg("d%d's table holds %u of %u", i,
-				    table_size(d[i]), want);
+				    dhtcheck_figures(d[i]).entries, want);
 			}
 			harness_sleep_ms(100);
 		}
@@ -389,7 +350,7 @@ static void
 get_checked(int i, const struct ferry_dht_key *key, const uint8_t *data,
     size_t len)
 {
-	struct ferry_client *c = client_of(d[i]);
+	struct ferry_client *c = dhtcheck_client(d[i]);
 	uint8_t *got;
 	size_t n;
 	int r = ferry_dht_get(c, key, &got, &n);
@@ -420,7 +381,7 @@ START_TEST(test_wrong_block)
 	block_near(&bad_id, NEAR_BITS, act.block, sizeof(act.block), &key);
 	memcpy(act.key.b, key.bytes, sizeof(act.key.b));
 	honest_closest(&act.key, order);
-	c = client_of(d[order[N - 1]]);
+	c = dhtcheck_client(d[order[N - 1]]);
 	ck_assert_int_eq(ferry_dht_put(c, act.block, sizeof(act.block), REPL, 0,
 	                     &key, &r, &n),
 	    0);
@@ -457,7 +418,7 @@ static int
 put_near(int from, uint8_t *data, struct ferry_dht_key *key,
     struct ferry_dht_receipt **ret, size_t *ret_n)
 {
-	struct ferry_client *c = client_of(d[from]);
+	struct ferry_client *c = dhtcheck_client(d[from]);
 	int r;
 
 	block_near(&bad_id, NEAR_BITS, data, BLOCK_LEN, key);
@@ -502,7 +463,7 @@ START_TEST(test_forged_receipts)
 	ck_assert_uint_eq(atomic_load(&act.forged), 3);
 	ck_assert(mesh_wait_stat(d[from], "dht.receipts_bad", bad0 + 3, 5000));
 	for (int j = 0; j < REPL; j++)
-		ck_assert_uint_eq(blocks_of(d[order[j]]), 1);
+		ck_assert_uint_eq(dhtcheck_figures(d[order[j]]).blocks, 1);
 
 	/* Too few honest storers: the PUT says how many. */
 	atomic_store(&act.forward, REPL - 1);
@@ -641,20 +602,20 @@ START_TEST(test_flood)
 	/* A block whose closest peer is d0, stored there alone: every
 	 * other daemon's GET goes to d0. */
 	block_near(&v, 0, held, sizeof(held), &key);
-	c = client_of(d[1]);
+	c = dhtcheck_client(d[1]);
 	ck_assert_int_eq(ferry_dht_put(c, held, sizeof(held), 1, 0, &key, &r,
 	                     &n),
 	    0);
 	ferry_client_close(c);
 	free(r);
-	ck_assert_uint_eq(blocks_of(d[0]), 1);
+	ck_assert_uint_eq(dhtcheck_figures(d[0]).blocks, 1);
 	limited0 = mesh_stat(d[0], "dht.rate_limited");
 	in0 = mesh_stat(d[0], "dht.requests_in");
 	f.to = (unsigned)dhtpeer_link_of(bad, &v);
 	t0 = harness_now_ms();
 	ck_assert_int_eq(pthread_create(&t, NULL, flood_run, &f), 0);
 	for (int i = 1; i < N; i++) {
-		c = client_of(d[0]);
+		c = dhtcheck_client(d[0]);
 		block_away(mine[i], sizeof(mine[i]));
 		ck_assert_int_eq(ferry_dht_put(c, mine[i], sizeof(mine[i]),
 		                     REPL, 0, &k2, &r, &n),
