@@ -406,8 +406,8 @@ conn_stall(struct conn *conn)
 
 	if (conn->stalled || buf_size(&conn->out) == 0)
 		return;
-	log_debug("%s fd %d takes no output; its %zu bytes no longer hold "
-	          "peers back",
+	log_debug(
+	    "%s fd %d takes no output; its %zu bytes no longer hold peers back",
 	    set->what, conn->fd, buf_size(&conn->out));
 	conn_set_backlog_add(set, -(int64_t)buf_size(&conn->out));
 	conn->stalled = true;

@@ -150,7 +150,8 @@ void conn_flush_later(struct conn *conn);
  * Hands the input to ops->process and writes the output, again while
  * writing made room for more answers; then reads or stops reading as the
  * bounds and ops->paused allow. 0, or negative: the caller must call
- * conn_end().
+ * conn_end(); -EMSGSIZE (counted in overflow, logged) when in_max bytes
+ * wait that the protocol neither takes nor waits on.
  */
 int conn_work(struct conn *conn);
 /* Marks the connection cut off: when it ends, its output is written
