@@ -101,6 +101,9 @@ START_TEST(test_zero_rate)
 END_TEST
 
 /* ratelog_vformat() through a variadic call. */
+static bool fmt_line(struct ratelog *rl, uint64_t now, char *buf, size_t size,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 static bool
 fmt_line(struct ratelog *rl, uint64_t now, char *buf, size_t size,
     const char *fmt, ...)
