@@ -82,17 +82,12 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->cfg = *cfg;
 	TAILQ_INIT(&d->ops);
 	ratelimit_init(&d->log_rl, 1.0, 5.0);
-	TAILQ_INIT(&d->limits);
-	TAILQ_INIT(&d->origins);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
 	d->op_by_id = map_new();
-	d->limit_by_peer = map_new();
-	d->origin_by_pk = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
-	    d->limit_by_peer == NULL || d->origin_by_pk == NULL ||
-	    dht_counters_bind(d) < 0) {
+	    dht_limit_init(d) < 0 || dht_counters_bind(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -108,10 +103,7 @@ dht_free(struct dht *d)
 	if (d->op_by_id != NULL)
 		dht_ops_cancel_all(d);
 	map_free(d->op_by_id);
-	if (d->limit_by_peer != NULL && d->origin_by_pk != NULL)
-		dht_limit_done(d);
-	map_free(d->limit_by_peer);
-	map_free(d->origin_by_pk);
+	dht_limit_done(d);
 	pathcache_free(d->paths);
 	rtable_free(d->rt);
 	free(d);

@@ -16,10 +16,10 @@
 #include "lib/ratelimit.h"
 
 struct map;
-struct dht_limit;
-struct dht_origin;
+struct dht_lru;
 
-#define DHT_LIMIT_PEERS 4096 /* request buckets kept, one per neighbour */
+#define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
+			      * kept (the least recently seen go) */
 
 /* The "dht.*" counters; each points at the env's counter. */
 struct dht_counters {
@@ -84,12 +84,8 @@ struct dht {
 	struct pathcache *paths;
 	TAILQ_HEAD(, dht_op) ops;
 	struct map *op_by_id; /* req_id -> op */
-	TAILQ_HEAD(, dht_limit) limits; /* least recently used first */
-	struct map *limit_by_peer;      /* neighbour -> its bucket */
-	size_t n_limits;
-	TAILQ_HEAD(, dht_origin) origins; /* least recently seen first */
-	struct map *origin_by_pk;         /* PUT signer -> bytes stored */
-	size_t n_origins;
+	struct dht_lru *peers;   /* neighbour -> its request bucket */
+	struct dht_lru *origins; /* PUT signer -> bytes stored for it */
 	bool starting;        /* inside dht_put/get/find */
 	bool filling;         /* starting a lookup that fills the table */
 	bool looked_up_self;  /* the first self-lookup was sent */
@@ -117,6 +113,9 @@ size_t dht_closest_with_self(struct dht *d, const struct dhtkey *key,
 uint64_t dht_now(const struct dht *d);
 
 /* dht_limit.c */
+/* Makes the tables of limits: 0 or -ENOMEM. dht_limit_done frees them
+ * (also after a failed init). */
+int dht_limit_init(struct dht *d);
 /* A token of from's request allowance: false if it has none left. */
 bool dht_limit_take(struct dht *d, const struct dhtkey *from);
 /* Charges len bytes stored to the origin that signed a PUT: false if

@@ -811,6 +811,56 @@ START_TEST(test_origin_quota)
 }
 END_TEST
 
+/* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
+ * seen last: one more makes the least recently seen forgotten, the most
+ * recently seen kept. */
+START_TEST(test_limit_tables_bounded)
+{
+	uint8_t pk[FERRY_PUBKEY_LEN];
+	struct dhtkey peer;
+	struct dht_cfg cfg;
+	struct dht *d;
+
+	net_start(1);
+	d = nodes[0].dht;
+	cfg = *dht_config(d);
+	cfg.origin_quota = 100;
+	cfg.request_rate = 1;
+	ck_assert_int_eq(dht_set_cfg(d, &cfg), 0);
+	memset(pk, 0, sizeof(pk));
+	memset(&peer, 0, sizeof(peer));
+	ck_assert(dht_origin_charge(d, pk, 100));
+	ck_assert(!dht_origin_charge(d, pk, 1));
+	for (int i = 0; i < 2; i++)
+		ck_assert(dht_limit_take(d, &peer));
+	ck_assert(!dht_limit_take(d, &peer));
+	for (unsigned i = 1; i < DHT_LIMIT_PEERS; i++) {
+		pk[0] = (uint8_t)(i >> 8);
+		pk[1] = (uint8_t)i;
+		peer.b[0] = pk[0];
+		peer.b[1] = pk[1];
+		ck_assert(dht_origin_charge(d, pk, 1));
+		ck_assert(dht_limit_take(d, &peer));
+	}
+	/* Full: the first ones are still known. */
+	memset(pk, 0, sizeof(pk));
+	memset(&peer, 0, sizeof(peer));
+	ck_assert(!dht_origin_charge(d, pk, 1));
+	ck_assert(!dht_limit_take(d, &peer));
+	/* One more pushes out the least recently seen, key 1, not key 0,
+	 * just used. */
+	pk[0] = peer.b[0] = 0xff;
+	ck_assert(dht_origin_charge(d, pk, 100));
+	ck_assert(dht_limit_take(d, &peer));
+	pk[0] = peer.b[0] = 0;
+	ck_assert(!dht_origin_charge(d, pk, 1));
+	ck_assert(!dht_limit_take(d, &peer));
+	pk[1] = peer.b[1] = 1;
+	ck_assert(dht_origin_charge(d, pk, 100));
+	net_free();
+}
+END_TEST
+
 /* Entries missing from node i's table: per bucket, min(k, the nodes that
  * belong there) less what it holds. */
 static unsigned
@@ -893,6 +943,7 @@ test_suite(void)
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
 	tcase_add_test(tc, test_origin_quota);
+	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_join_one_by_one);
 	suite_add_tcase(s, tc);
 	return s;
