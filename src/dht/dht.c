@@ -159,27 +159,37 @@ dht_peer_down(struct dht *d, const struct dhtkey *peer)
 	(void)peer;
 }
 
+/* What a next hop may not be, for rtable_closest_match. */
+struct dht_hop_filter {
+	struct dht *d;
+	const struct dhtkey *avoid;
+	size_t n_avoid;
+};
+
+static bool
+dht_hop_ok(void *cls, const struct rtable_entry *e)
+{
+	const struct dht_hop_filter *f = cls;
+
+	for (size_t i = 0; i < f->n_avoid; i++)
+		if (dhtkey_equal(&e->id, &f->avoid[i]))
+			return false;
+	return f->d->env.linked(f->d->env.cls, &e->id);
+}
+
 int
 dht_next_hop(struct dht *d, const struct dhtkey *key,
-    const struct dhtkey *not, const struct dhtkey *requester, bool anywhere,
+    const struct dhtkey *avoid, size_t n_avoid, bool anywhere,
     struct dhtkey *ret)
 {
-	const struct rtable_entry *c[2 * RTABLE_K_MAX];
-	size_t n = rtable_closest(d->rt, key, 2 * d->cfg.k, c);
+	struct dht_hop_filter f = { .d = d, .avoid = avoid, .n_avoid = n_avoid };
+	const struct rtable_entry *e =
+	    rtable_closest_match(d->rt, key, !anywhere, dht_hop_ok, &f);
 
-	for (size_t i = 0; i < n; i++) {
-		if (!anywhere && dhtkey_closer(key, &c[i]->id, &d->self) >= 0)
-			break; /* the rest are farther still */
-		if (not != NULL && dhtkey_equal(&c[i]->id, not))
-			continue;
-		if (requester != NULL && dhtkey_equal(&c[i]->id, requester))
-			continue;
-		if (!d->env.linked(d->env.cls, &c[i]->id))
-			continue;
-		*ret = c[i]->id;
-		return 0;
-	}
-	return -ENOENT;
+	if (e == NULL)
+		return -ENOENT;
+	*ret = e->id;
+	return 0;
 }
 
 size_t

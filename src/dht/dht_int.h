@@ -100,11 +100,11 @@ struct dht {
  * how many lines were held back. */
 void dht_log_drop(struct dht *d, const struct dhtkey *peer,
     const char *what);
-/* The linked peer closest to key other than not and requester (either
- * may be NULL), and closer to it than this node unless anywhere: 0 with
- * *ret, or -ENOENT. */
+/* The linked peer closest to key other than the n_avoid peers of avoid,
+ * and closer to it than this node unless anywhere: 0 with *ret, or
+ * -ENOENT. */
 int dht_next_hop(struct dht *d, const struct dhtkey *key,
-    const struct dhtkey *not, const struct dhtkey *requester, bool anywhere,
+    const struct dhtkey *avoid, size_t n_avoid, bool anywhere,
     struct dhtkey *ret);
 /* Up to n linked peers closest to key, and this node, closest first,
  * into ret; how many. */

@@ -82,7 +82,8 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
 	struct dhtmsg_req fw = *req;
-	struct dhtkey next;
+	struct dhtkey next, avoid[2];
+	size_t n_avoid = 0;
 	struct buf out;
 	int r;
 
@@ -92,10 +93,12 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	 * network even when nobody we know is closer to its key than we
 	 * are, which is when it is needed (Kademlia's join): its first hop
 	 * is then the closest peer we have, and it goes on from there. */
-	if (dht_next_hop(d, &req->key, from, &req->requester, false, &next) <
-	        0 &&
+	avoid[n_avoid++] = req->requester;
+	if (from != NULL)
+		avoid[n_avoid++] = *from;
+	if (dht_next_hop(d, &req->key, avoid, n_avoid, false, &next) < 0 &&
 	    (from != NULL || !d->filling ||
-	        dht_next_hop(d, &req->key, NULL, NULL, true, &next) < 0))
+	        dht_next_hop(d, &req->key, NULL, 0, true, &next) < 0))
 		return -ENOENT;
 	if (req->hops_left == 0) {
 		(*d->c.no_route)++;
