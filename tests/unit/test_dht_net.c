@@ -49,6 +49,7 @@ struct node {
 	struct block store[STORE_MAX];
 	size_t n_store;
 	bool corrupt; /* serves blocks with a byte flipped */
+	bool liar;    /* says it holds nothing, and so answers not-found */
 };
 
 /* One queued event: a message, a link coming up, or a store callback. */
@@ -207,7 +208,9 @@ store_find(struct node *n, const struct dhtkey *key)
 static bool
 env_has(void *cls, const struct dhtkey *key)
 {
-	return store_find(cls, key) != NULL;
+	struct node *n = cls;
+
+	return !n->liar && store_find(n, key) != NULL;
 }
 
 static int
@@ -773,6 +776,49 @@ START_TEST(test_forgeries)
 }
 END_TEST
 
+/*
+ * The closest holder of a block lies that it has none: every GET goes
+ * to it first (the tables are complete) and ends there in a FAIL
+ * not-found. The requester does not take that for the answer: it asks
+ * the other holders directly, and gets the block (a lying not-found used
+ * to end the GET; test_dht_hostile's peer found it).
+ */
+START_TEST(test_lying_not_found)
+{
+	uint8_t data[500];
+	struct dhtkey key, want[3];
+	struct outcome o;
+	uint64_t retries = 0;
+	int liar, asked = 0;
+
+	net_start(16);
+	net_join();
+	randombytes_buf(data, sizeof(data));
+	put_block(4, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	true_closest(&key, want, 3);
+	liar = node_of(&want[0]);
+	nodes[liar].liar = true;
+	for (int i = 0; i < n_nodes; i++) {
+		if (i == liar || store_find(&nodes[i], &key) != NULL)
+			continue;
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		wait_for(&o);
+		ck_assert_msg(o.status == 0, "GET from %d: %d", i, o.status);
+		ck_assert_uint_eq(o.block_len, sizeof(data));
+		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+		retries += stat(i, "retries");
+		asked++;
+	}
+	ck_assert_int_eq(asked, n_nodes - 3);
+	/* Each was told not-found by the liar first. */
+	ck_assert_uint_eq(retries, (uint64_t)asked);
+	ck_assert_uint_eq(stat(liar, "not_found"), (uint64_t)asked);
+	net_free();
+}
+END_TEST
+
 /* A storing node takes at most ORIGIN_QUOTA bytes from one signer: a
  * second block over it is refused by every storer, a block held already
  * costs nothing more. */
@@ -942,6 +988,7 @@ test_suite(void)
 	tcase_add_test(tc, test_absent_and_lost_holder);
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
+	tcase_add_test(tc, test_lying_not_found);
 	tcase_add_test(tc, test_origin_quota);
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_join_one_by_one);
