@@ -76,6 +76,12 @@ struct dht_env {
 	uint64_t *(*stat)(void *cls, const char *name);
 	/* Fills ret with the store's figures. May be NULL: all 0 then. */
 	void (*store_usage)(void *cls, struct dht_store_usage *ret);
+	/* Asks the owner to call dht_tick() as soon as its loop can, never
+	 * from inside this call: an answer to a request of ours that came
+	 * while the request was being started waits for it (callbacks never
+	 * run inside dht_put() and friends). May be NULL: the next periodic
+	 * tick delivers it then. */
+	void (*wake)(void *cls);
 };
 
 struct dht_cfg {
@@ -140,7 +146,9 @@ void dht_peer_down(struct dht *d, const struct dhtkey *peer);
 /* A DHT message (type FERRY_MSG_DHT_*) from a linked peer. */
 void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len);
-/* Times requests out and refreshes buckets; call it every 100 ms or so. */
+/* Delivers answers kept while their requests were starting, times
+ * requests out and refreshes buckets; call it every 100 ms or so, and
+ * when the env's wake() asks. */
 void dht_tick(struct dht *d);
 
 /* Stores data (1 to max_block bytes) at replication peers (0: the

@@ -249,10 +249,14 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 	(void)from;
 	if (d->starting) {
 		/* Our own answer to a request still being started: kept for
-		 * dht_tick, so that no callback runs inside dht_put(). */
+		 * dht_tick, which the owner calls as soon as we return, so
+		 * that no callback runs inside dht_put(). */
 		if (buf_size(&op->later) == 0 &&
-		    buf_append(&op->later, body, len) == 0)
+		    buf_append(&op->later, body, len) == 0) {
 			op->later_type = type;
+			if (d->env.wake != NULL)
+				d->env.wake(d->env.cls);
+		}
 		return;
 	}
 	dht_answer_ours(d, op, &a);

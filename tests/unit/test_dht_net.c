@@ -52,8 +52,9 @@ struct node {
 	bool liar;    /* says it holds nothing, and so answers not-found */
 };
 
-/* One queued event: a message, a link coming up, or a store callback. */
-enum ev_kind { EV_MSG, EV_UP, EV_STORED, EV_GOT };
+/* One queued event: a message, a link coming up, a store callback, or
+ * a tick a node asked for. */
+enum ev_kind { EV_MSG, EV_UP, EV_STORED, EV_GOT, EV_WAKE };
 
 struct ev {
 	enum ev_kind kind;
@@ -258,6 +259,12 @@ env_usage(void *cls, struct dht_store_usage *ret)
 	ret->quota = (uint64_t)STORE_MAX * 8192;
 }
 
+static void
+env_wake(void *cls)
+{
+	push((struct ev){ .kind = EV_WAKE, .to = ((struct node *)cls)->idx });
+}
+
 static uint64_t *
 env_stat(void *cls, const char *name)
 {
@@ -283,7 +290,7 @@ node_start(int i)
 		.peer_helo = env_peer_helo, .now_us = env_now,
 		.wall_s = env_wall, .store_has = env_has,
 		.store_put = env_put, .store_get = env_get,
-		.store_usage = env_usage, .stat = env_stat,
+		.store_usage = env_usage, .stat = env_stat, .wake = env_wake,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
@@ -327,6 +334,10 @@ deliver(struct ev *e)
 		if (to->alive)
 			e->done(e->arg, 0);
 		break;
+	case EV_WAKE:
+		if (to->alive)
+			dht_tick(to->dht);
+		break;
 	default: /* EV_GOT */
 		if (!to->alive)
 			break;
@@ -343,12 +354,11 @@ deliver(struct ev *e)
 	}
 }
 
-/* Runs the network for ms of virtual time, each event taking 50 µs. */
+/* Runs the network until end (virtual time), each event taking 50 µs
+ * and a pause with none 1 ms. */
 static void
-run_ms(uint64_t ms)
+run_until(uint64_t end)
 {
-	uint64_t end = now_us + ms * 1000;
-
 	while (now_us < end) {
 		if (q_len > 0) {
 			struct ev e = queue[q_head];
@@ -367,6 +377,12 @@ run_ms(uint64_t ms)
 					dht_tick(nodes[i].dht);
 		}
 	}
+}
+
+static void
+run_ms(uint64_t ms)
+{
+	run_until(now_us + ms * 1000);
 }
 
 static void
@@ -857,6 +873,78 @@ START_TEST(test_origin_quota)
 }
 END_TEST
 
+/* Runs the network 1 ms at a time until a periodic tick has just
+ * happened: what waits for the next one then waits 100 ms. */
+static void
+run_past_tick(void)
+{
+	do
+		run_ms(1);
+	while (now_us - last_tick_us >= 1000);
+}
+
+/* Runs the network 50 us (one event) at a time until o is done; the
+ * time that took. */
+static uint64_t
+time_to_done(struct outcome *o)
+{
+	uint64_t t0 = now_us;
+
+	for (int i = 0; i < 300000 && !o->done; i++)
+		run_until(now_us + 50);
+	ck_assert(o->done);
+	return now_us - t0;
+}
+
+/*
+ * Requests a node answers itself, in the call that starts them, are
+ * answered as soon as the call has returned, not at the next tick: a
+ * FIND of a node's own id (nobody is closer to it), and a GET and a FIND
+ * on a node with no link (no route, not found).
+ */
+START_TEST(test_local_answer_at_once)
+{
+	struct outcome o;
+	struct dhtkey key;
+	uint64_t took;
+
+	net_start(8);
+	net_join();
+	for (int i = 0; i < n_nodes; i++) {
+		run_past_tick();
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_find(nodes[i].dht, &nodes[i].id, 4,
+		                     on_done, &o),
+		    0);
+		ck_assert(!o.done);
+		took = time_to_done(&o);
+		ck_assert_msg(took <= 1000, "FIND of its own id by %d: %llu us",
+		    i, (unsigned long long)took);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.n_nodes, 4);
+		ck_assert(dhtkey_equal(&o.nodes[0], &nodes[i].id));
+	}
+	net_free();
+	net_start(1);
+	randombytes_buf(key.b, sizeof(key.b));
+	run_past_tick();
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert(!o.done);
+	took = time_to_done(&o);
+	ck_assert_int_eq(o.status, -ENOENT);
+	ck_assert_uint_le(took, 1000);
+	run_past_tick();
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_find(nodes[0].dht, &key, 4, on_done, &o), 0);
+	took = time_to_done(&o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.n_nodes, 1);
+	ck_assert_uint_le(took, 1000);
+	net_free();
+}
+END_TEST
+
 /* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
  * seen last: one more makes the least recently seen forgotten, the most
  * recently seen kept. */
@@ -991,6 +1079,7 @@ test_suite(void)
 	tcase_add_test(tc, test_lying_not_found);
 	tcase_add_test(tc, test_origin_quota);
 	tcase_add_test(tc, test_limit_tables_bounded);
+	tcase_add_test(tc, test_local_answer_at_once);
 	tcase_add_test(tc, test_join_one_by_one);
 	suite_add_tcase(s, tc);
 	return s;
