@@ -59,7 +59,7 @@ dht_counters_bind(struct dht *d)
 		C(receipts_in), C(receipts_bad), C(blocks_bad),
 		C(unsolicited), C(timeouts), C(requests_out),
 		C(rate_limited), C(completed), C(hops_total), C(retries),
-		C(origin_refused),
+		C(origin_refused), C(rate_fails), C(rate_fails_held),
 #undef C
 	};
 
@@ -217,10 +217,32 @@ dht_closest_with_self(struct dht *d, const struct dhtkey *key, size_t n,
 	return got;
 }
 
+/* A request from a neighbour over its REQUEST_RATE: its requester hears
+ * of it now, rather than at its timeout, unless the FAILs are over their
+ * own allowance. The FAIL goes straight to a linked requester, else back
+ * to the neighbour, which passes it on along the path; no link is asked
+ * for, whatever HELOs the request carries. */
+static void
+dht_refuse_over_rate(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req, enum dht_limit_verdict verdict)
+{
+	struct dhtmsg_ans a;
+
+	if (verdict == DHT_LIMIT_DROP) {
+		(*d->c.rate_fails_held)++;
+		return;
+	}
+	(*d->c.rate_fails)++;
+	dht_answer_init(d, req, FERRY_MSG_DHT_FAIL, &a);
+	a.code = DHTMSG_RATE;
+	dht_answer_send(d, &a, from, NULL, 0);
+}
+
 void
 dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len)
 {
+	enum dht_limit_verdict verdict;
 	struct dhtmsg_req req;
 
 	if (dhtmsg_is_answer(type)) {
@@ -232,9 +254,11 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		dht_log_drop(d, from, "malformed DHT request");
 		return;
 	}
-	if (!dht_limit_take(d, from)) {
+	verdict = dht_limit_take(d, from);
+	if (verdict != DHT_LIMIT_TAKEN) {
 		(*d->c.rate_limited)++;
 		dht_log_drop(d, from, "DHT request over REQUEST_RATE");
+		dht_refuse_over_rate(d, from, &req, verdict);
 		return;
 	}
 	(*d->c.requests_in)++;

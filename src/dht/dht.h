@@ -115,7 +115,10 @@ struct dht_node {
 struct dht_result {
 	int status; /* 0; -ENOENT not found; -EHOSTUNREACH no route;
 		     * -ETIMEDOUT; -EIO a PUT with fewer receipts than asked
-		     * (receipts says how many); -EBADMSG refused */
+		     * (receipts says how many, at least 1); a PUT with none:
+		     * -ENOSPC the storing peers are full, -EDQUOT over our
+		     * ORIGIN_QUOTA there; -EAGAIN a hop is over its
+		     * REQUEST_RATE for its neighbour; -EBADMSG refused */
 	struct dhtkey key;
 	unsigned hops; /* most hops a request took to an answer */
 	/* GET */

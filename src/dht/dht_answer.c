@@ -137,39 +137,61 @@ dht_fail_status(uint16_t code)
 		return -ENOSPC;
 	case DHTMSG_RATE:
 		return -EAGAIN;
-	default:
+	case DHTMSG_ORIGIN_QUOTA:
+		return -EDQUOT;
+	default: /* refused, or a code newer than ours */
 		return -EBADMSG;
 	}
+}
+
+/* A FAIL that says the request went no further than its responder
+ * (which, for a PUT, may also be a storing peer over its rate). */
+static bool
+dht_fail_on_path(uint16_t code)
+{
+	return code == DHTMSG_RATE || code == DHTMSG_NO_ROUTE;
 }
 
 static void
 dht_answer_fail(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 {
+	int status = dht_fail_status(a->code);
 	struct dht_result r;
 
 	memset(&r, 0, sizeof(r));
-	r.status = dht_fail_status(a->code);
 	/* A PUT fails only once no storer is left to answer: one peer's
-	 * refusal leaves the others' receipts to come. */
+	 * refusal leaves the others' receipts to come. But when the hop we
+	 * sent it to could not take it on (over its rate for us, no route)
+	 * it reached no storer, and nothing else will come. */
 	if (op->type == FERRY_MSG_DHT_PUT &&
+	    !(dht_fail_on_path(a->code) && op->has_first_hop &&
+	        dhtkey_equal(&a->responder, &op->first_hop)) &&
 	    ++op->n_fails + op->n_receipts < op->replication)
 		return;
 	/* A GET's first FAIL may be a lie of the peer it ended at, or that
-	 * peer may not know the holders: the peers closest to the key that
-	 * we know are asked directly, once, before it fails. */
+	 * peer may not know the holders, or a hop may be over its rate: the
+	 * peers closest to the key that we know are asked directly, once,
+	 * before it fails. */
 	if (op->type == FERRY_MSG_DHT_GET && op->asked == 0) {
 		dht_op_retry_get(d, op, &a->responder);
 		if (op->asked > 0)
 			return;
 	}
 	/* A GET asked again of several peers ends when all have failed:
-	 * none of them holds the block. */
-	if (op->asked > 0 && ++op->n_fails < op->asked)
-		return;
-	if (op->asked > 0)
-		r.status = -ENOENT;
-	if (op->type == FERRY_MSG_DHT_PUT)
-		r.status = -EIO;
+	 * not found, since each answers for itself (with no hops left, one
+	 * that does not hold the block says no route or not found), unless
+	 * all were over their rates. */
+	if (op->asked > 0) {
+		op->not_found = op->not_found || status != -EAGAIN;
+		if (++op->n_fails < op->asked)
+			return;
+		if (op->not_found)
+			status = -ENOENT;
+	}
+	/* A PUT with some receipts says how many; with none, why. */
+	if (op->type == FERRY_MSG_DHT_PUT && op->n_receipts > 0)
+		status = -EIO;
+	r.status = status;
 	dht_op_finish(d, op, &r);
 }
 
@@ -247,7 +269,7 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		return;
 	}
 	(void)from;
-	if (d->starting) {
+	if (d->starting != NULL) {
 		/* Our own answer to a request still being started: kept for
 		 * dht_tick, which the owner calls as soon as we return, so
 		 * that no callback runs inside dht_put(). */

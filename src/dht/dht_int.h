@@ -44,6 +44,9 @@ struct dht_counters {
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
 	uint64_t *rate_limited;    /* requests over their neighbour's rate */
+	uint64_t *rate_fails;      /* FAILs (rate) answering those */
+	uint64_t *rate_fails_held; /* those not answered: over the FAILs'
+				    * own allowance */
 	uint64_t *origin_refused;  /* PUTs over their signer's ORIGIN_QUOTA */
 	uint64_t *completed;       /* our requests that succeeded */
 	uint64_t *hops_total;      /* the hops those took, summed */
@@ -60,6 +63,8 @@ struct dht_op {
 	dht_done_fn *done;
 	void *cls;
 	unsigned hops;            /* most seen in answers */
+	struct dhtkey first_hop;  /* where we sent it (if has_first_hop) */
+	bool has_first_hop;
 	/* PUT */
 	unsigned replication;
 	uint8_t put_hash[DHTMSG_HASH_LEN];
@@ -68,6 +73,7 @@ struct dht_op {
 				   * from the peers a GET asked again */
 	unsigned asked;           /* GET: peers asked directly after a
 				   * wrong block (0: not retried yet) */
+	bool not_found;           /* GET: one of those said it has none */
 	struct dhtmsg_receipt receipts[DHTMSG_REPL_MAX];
 	struct dhtkey storers[DHTMSG_REPL_MAX];
 	/* An answer that came while the request was being started, kept
@@ -86,7 +92,7 @@ struct dht {
 	struct map *op_by_id; /* req_id -> op */
 	struct dht_lru *peers;   /* neighbour -> its request bucket */
 	struct dht_lru *origins; /* PUT signer -> bytes stored for it */
-	bool starting;        /* inside dht_put/get/find */
+	struct dht_op *starting; /* the request of ours being started */
 	bool filling;         /* starting a lookup that fills the table */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
@@ -116,8 +122,19 @@ uint64_t dht_now(const struct dht *d);
 /* Makes the tables of limits: 0 or -ENOMEM. dht_limit_done frees them
  * (also after a failed init). */
 int dht_limit_init(struct dht *d);
-/* A token of from's request allowance: false if it has none left. */
-bool dht_limit_take(struct dht *d, const struct dhtkey *from);
+#define DHT_FAIL_SHARE 4 /* FAILs for requests over REQUEST_RATE: at
+			  * most a quarter of that a second */
+
+enum dht_limit_verdict {
+	DHT_LIMIT_TAKEN, /* within the neighbour's allowance */
+	DHT_LIMIT_FAIL,  /* over it: answer FAIL (rate) */
+	DHT_LIMIT_DROP,  /* over it, and over the FAILs' allowance too */
+};
+
+/* Takes a token of from's request allowance, or of its allowance of
+ * FAILs when it has none left. */
+enum dht_limit_verdict dht_limit_take(struct dht *d,
+    const struct dhtkey *from);
 /* Charges len bytes stored to the origin that signed a PUT: false if
  * that takes it over cfg.origin_quota (nothing charged then). */
 bool dht_origin_charge(struct dht *d, const uint8_t pk[FERRY_PUBKEY_LEN],

@@ -3,7 +3,11 @@
  * Per-neighbour request limits, dht layer: each linked peer that hands
  * us requests has a token bucket of cfg.request_rate a second (bursts of
  * twice that), so that one peer flooding requests is slowed to its share
- * and the others' go on. Keyed by the peer the request came from, which
+ * and the others' go on; a request over it is answered with a FAIL
+ * (rate) so that its requester hears of it at once, and those FAILs
+ * have an allowance of their own, a DHT_FAIL_SHARE-th of the requests',
+ * so that a flood is not answered in kind. Keyed by the peer the
+ * request came from, which
  * the link authenticates, not by the requester the request names, which
  * anyone can write.
  *
@@ -35,8 +39,11 @@ struct dht_lru_rec {
 	TAILQ_ENTRY(dht_lru_rec) link; /* lru->recs, least recent first */
 	uint8_t key[DHTKEY_LEN];
 	union {
-		struct ratelimit requests; /* neighbour: requests taken */
-		uint64_t bytes;            /* signer: bytes stored for it */
+		struct {
+			struct ratelimit requests; /* taken */
+			struct ratelimit fails;    /* FAILs for the rest */
+		} peer;         /* a neighbour's */
+		uint64_t bytes; /* a signer's: bytes stored for it */
 	} u;
 };
 
@@ -127,23 +134,35 @@ dht_limit_done(struct dht *d)
 	d->peers = d->origins = NULL;
 }
 
-bool
+enum dht_limit_verdict
 dht_limit_take(struct dht *d, const struct dhtkey *from)
 {
+	double rate = (double)d->cfg.request_rate, fails;
 	struct dht_lru_rec *r;
+	uint64_t now;
 	bool fresh;
 
 	if (d->cfg.request_rate == 0)
-		return true;
+		return DHT_LIMIT_TAKEN;
 	r = dht_lru_use(d->peers, from->b, &fresh);
 	/* Out of memory: the request goes through unlimited rather than
 	 * honest traffic being refused. */
 	if (r == NULL)
-		return true;
-	if (fresh)
-		ratelimit_init(&r->u.requests, (double)d->cfg.request_rate,
-		    2.0 * (double)d->cfg.request_rate);
-	return ratelimit_take(&r->u.requests, dht_now(d), 1.0);
+		return DHT_LIMIT_TAKEN;
+	/* New, or made before a reload changed REQUEST_RATE. */
+	if (fresh || r->u.peer.requests.rate != rate) {
+		fails = rate / DHT_FAIL_SHARE < 1.0 ? 1.0
+						    : rate / DHT_FAIL_SHARE;
+		ratelimit_init(&r->u.peer.requests, rate, 2.0 * rate);
+		ratelimit_init(&r->u.peer.fails, fails, fails);
+	}
+	now = dht_now(d);
+	if (ratelimit_take(&r->u.peer.requests, now, 1.0))
+		return DHT_LIMIT_TAKEN;
+	/* A flood is not answered in kind: FAILs have an allowance of
+	 * their own, a fraction of the requests'. */
+	return ratelimit_take(&r->u.peer.fails, now, 1.0) ? DHT_LIMIT_FAIL
+							  : DHT_LIMIT_DROP;
 }
 
 bool

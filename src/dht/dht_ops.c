@@ -82,9 +82,9 @@ dht_op_start(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 	req->hops_left = (uint8_t)d->cfg.hops_max;
 	req->helo_len = d->env.own_helo(d->env.cls, helo, sizeof(helo));
 	req->helo = helo;
-	d->starting = true;
+	d->starting = op;
 	dht_route_request(d, NULL, req);
-	d->starting = false;
+	d->starting = NULL;
 }
 
 int

@@ -105,6 +105,11 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;
 	}
+	/* Our own request: its first hop, which may answer for the path. */
+	if (from == NULL && d->starting != NULL) {
+		d->starting->first_hop = next;
+		d->starting->has_first_hop = true;
+	}
 	fw.hops_left--;
 	if (fw.hops < DHTMSG_HOPS_MAX)
 		fw.hops++;
@@ -233,7 +238,7 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 	if (!d->env.store_has(d->env.cls, &req->key) &&
 	    !dht_origin_charge(d, req->put.origin_pk, req->put.block_len)) {
 		(*d->c.origin_refused)++;
-		dht_fail(d, req, from, DHTMSG_RATE);
+		dht_fail(d, req, from, DHTMSG_ORIGIN_QUOTA);
 		return;
 	}
 	p = dht_pending_new(d, req, from);

@@ -776,6 +776,13 @@ START_TEST(test_forgeries)
 	}
 	ck_assert_uint_ge(stat(other, "rate_limited"), 2500);
 	ck_assert_uint_le(stat(other, "requests_in") - taken, 2100);
+	/* Not answered in kind: a quarter of REQUEST_RATE got a FAIL, the
+	 * rest nothing. */
+	ck_assert_uint_eq(stat(other, "rate_fails") +
+	        stat(other, "rate_fails_held"),
+	    stat(other, "rate_limited"));
+	ck_assert_uint_ge(stat(other, "rate_fails"), 250);
+	ck_assert_uint_le(stat(other, "rate_fails"), 260);
 	memset(&o, 0, sizeof(o));
 	third = (other + 1) % n_nodes == 0 ? 1 : (other + 1) % n_nodes;
 	ck_assert_int_eq(dht_get(nodes[third].dht, &key, on_done, &o), 0);
@@ -835,9 +842,53 @@ START_TEST(test_lying_not_found)
 }
 END_TEST
 
+/*
+ * A neighbour over its REQUEST_RATE is told so: 100 FINDs of node x's id
+ * from node r all go to x, which takes its burst (2 x 40) and answers 10
+ * of the rest at once with FAIL (rate), its allowance of FAILs (a
+ * quarter of the rate), so that those FINDs end at once with -EAGAIN.
+ * The last 10 get no answer (counted), so that a flood is not answered
+ * in kind.
+ */
+START_TEST(test_over_rate_fails)
+{
+	static struct outcome o[100];
+	struct dht_cfg cfg;
+	unsigned ok = 0, again = 0;
+	int r = 2, x = 5;
+
+	net_start(8);
+	net_join();
+	for (int i = 0; i < n_nodes; i++) {
+		cfg = *dht_config(nodes[i].dht);
+		cfg.request_rate = 40;
+		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+	}
+	for (int i = 0; i < 100; i++) {
+		memset(&o[i], 0, sizeof(o[i]));
+		ck_assert_int_eq(dht_find(nodes[r].dht, &nodes[x].id, 4,
+		                     on_done, &o[i]),
+		    0);
+	}
+	run_ms(100);
+	for (int i = 0; i < 100; i++) {
+		if (!o[i].done)
+			continue;
+		ok += o[i].status == 0;
+		again += o[i].status == -EAGAIN;
+	}
+	ck_assert_uint_eq(stat(x, "rate_limited"), 20);
+	ck_assert_uint_eq(stat(x, "rate_fails"), 10);
+	ck_assert_uint_eq(stat(x, "rate_fails_held"), 10);
+	ck_assert_uint_eq(ok, 80);
+	ck_assert_uint_eq(again, 10);
+	net_free();
+}
+END_TEST
+
 /* A storing node takes at most ORIGIN_QUOTA bytes from one signer: a
- * second block over it is refused by every storer, a block held already
- * costs nothing more. */
+ * second block over it is refused by every storer, and the PUT says
+ * why (-EDQUOT), a block held already costs nothing more. */
 START_TEST(test_origin_quota)
 {
 	uint8_t a[3000], b[3000];
@@ -861,7 +912,8 @@ START_TEST(test_origin_quota)
 	put_block(1, a, sizeof(a), 8, &ka, &o);
 	ck_assert_int_eq(o.status, 0);
 	put_block(1, b, sizeof(b), 8, &kb, &o);
-	ck_assert_int_eq(o.status, -EIO);
+	ck_assert_int_eq(o.status, -EDQUOT);
+	ck_assert_uint_eq(o.receipts, 0);
 	for (int i = 0; i < n_nodes; i++)
 		refused += stat(i, "origin_refused");
 	ck_assert_uint_eq(refused, 8);
@@ -966,29 +1018,29 @@ START_TEST(test_limit_tables_bounded)
 	ck_assert(dht_origin_charge(d, pk, 100));
 	ck_assert(!dht_origin_charge(d, pk, 1));
 	for (int i = 0; i < 2; i++)
-		ck_assert(dht_limit_take(d, &peer));
-	ck_assert(!dht_limit_take(d, &peer));
+		ck_assert(dht_limit_take(d, &peer) == DHT_LIMIT_TAKEN);
+	ck_assert(dht_limit_take(d, &peer) != DHT_LIMIT_TAKEN);
 	for (unsigned i = 1; i < DHT_LIMIT_PEERS; i++) {
 		pk[0] = (uint8_t)(i >> 8);
 		pk[1] = (uint8_t)i;
 		peer.b[0] = pk[0];
 		peer.b[1] = pk[1];
 		ck_assert(dht_origin_charge(d, pk, 1));
-		ck_assert(dht_limit_take(d, &peer));
+		ck_assert(dht_limit_take(d, &peer) == DHT_LIMIT_TAKEN);
 	}
 	/* Full: the first ones are still known. */
 	memset(pk, 0, sizeof(pk));
 	memset(&peer, 0, sizeof(peer));
 	ck_assert(!dht_origin_charge(d, pk, 1));
-	ck_assert(!dht_limit_take(d, &peer));
+	ck_assert(dht_limit_take(d, &peer) != DHT_LIMIT_TAKEN);
 	/* One more pushes out the least recently seen, key 1, not key 0,
 	 * just used. */
 	pk[0] = peer.b[0] = 0xff;
 	ck_assert(dht_origin_charge(d, pk, 100));
-	ck_assert(dht_limit_take(d, &peer));
+	ck_assert(dht_limit_take(d, &peer) == DHT_LIMIT_TAKEN);
 	pk[0] = peer.b[0] = 0;
 	ck_assert(!dht_origin_charge(d, pk, 1));
-	ck_assert(!dht_limit_take(d, &peer));
+	ck_assert(dht_limit_take(d, &peer) != DHT_LIMIT_TAKEN);
 	pk[1] = peer.b[1] = 1;
 	ck_assert(dht_origin_charge(d, pk, 100));
 	net_free();
@@ -1077,6 +1129,7 @@ test_suite(void)
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
 	tcase_add_test(tc, test_lying_not_found);
+	tcase_add_test(tc, test_over_rate_fails);
 	tcase_add_test(tc, test_origin_quota);
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
