@@ -273,7 +273,7 @@ dht_tick(struct dht *d)
 	struct dhtkey target;
 	unsigned prefix;
 
-	dht_ops_tick(d);
+	dht_attempts_tick(d);
 	pathcache_expire(d->paths, now);
 	/* One stale bucket a tick: a lookup of a random key in its range
 	 * finds the peers that belong there. */

@@ -82,6 +82,10 @@ struct dht_env {
 	 * run inside dht_put() and friends). May be NULL: the next periodic
 	 * tick delivers it then. */
 	void (*wake)(void *cls);
+	/* The smoothed round-trip time to a linked peer in microseconds, 0
+	 * if none was measured: our requests' attempts through it wait a
+	 * few of them before the next. May be NULL: as 0. */
+	uint64_t (*srtt_us)(void *cls, const struct dhtkey *peer);
 };
 
 struct dht_cfg {

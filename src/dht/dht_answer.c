@@ -98,8 +98,29 @@ dht_answer_pass_back(struct dht *d, struct dhtmsg_ans *a)
 	dht_answer_transmit(d, &prev, a, d->c.routed_back);
 }
 
+/* Whether id is among the n of list. */
+static bool
+dht_key_in(const struct dhtkey *list, unsigned n, const struct dhtkey *id)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (dhtkey_equal(&list[i], id))
+			return true;
+	return false;
+}
+
+/* Takes id out of the n of list, if it is there. */
 static void
-dht_answer_receipt(struct dht *d, struct dht_op *op,
+dht_key_drop(struct dhtkey *list, unsigned *n, const struct dhtkey *id)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (dhtkey_equal(&list[i], id)) {
+			list[i] = list[--*n];
+			return;
+		}
+}
+
+static void
+dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
     const struct dhtmsg_ans *a)
 {
 	struct dht_result r;
@@ -111,18 +132,19 @@ dht_answer_receipt(struct dht *d, struct dht_op *op,
 		dht_log_drop(d, &a->responder, "forged or misdirected receipt");
 		return;
 	}
-	for (unsigned i = 0; i < op->n_receipts; i++)
-		if (dhtkey_equal(&op->storers[i], &a->responder))
-			return; /* one peer counts once */
-	if (op->n_receipts == op->replication)
+	/* One peer counts once, whichever attempts it answers. */
+	if (!dht_key_in(op->storers, op->n_receipts, &a->responder)) {
+		(*d->c.receipts_in)++;
+		op->receipts[op->n_receipts] = a->receipt;
+		op->storers[op->n_receipts++] = a->responder;
+		dht_key_drop(op->refusers, &op->n_refusers, &a->responder);
+	}
+	if (op->n_receipts == op->replication) {
+		memset(&r, 0, sizeof(r));
+		dht_op_finish(d, op, &r);
 		return;
-	(*d->c.receipts_in)++;
-	op->receipts[op->n_receipts] = a->receipt;
-	op->storers[op->n_receipts++] = a->responder;
-	if (op->n_receipts < op->replication)
-		return;
-	memset(&r, 0, sizeof(r));
-	dht_op_finish(d, op, &r);
+	}
+	dht_attempt_answered(d, op, i, 1, NULL);
 }
 
 static int
@@ -153,52 +175,41 @@ dht_fail_on_path(uint16_t code)
 }
 
 static void
-dht_answer_fail(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
+dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_ans *a)
 {
-	int status = dht_fail_status(a->code);
-	struct dht_result r;
-
-	memset(&r, 0, sizeof(r));
-	/* A PUT fails only once no storer is left to answer: one peer's
-	 * refusal leaves the others' receipts to come. But when the hop we
-	 * sent it to could not take it on (over its rate for us, no route)
-	 * it reached no storer, and nothing else will come. */
+	op->fail_status = dht_fail_status(a->code);
+	/* A GET's peers asked directly answer each for itself: with no hop
+	 * left, one without the block says no route or not found. */
+	if (op->asked_at == i + 1 && a->code != DHTMSG_RATE)
+		op->not_found = true;
+	/* A PUT's FAIL from the hop its attempt went to, over its rate for
+	 * us or with no route, says the attempt reached no storing peer and
+	 * nothing more will come of it. Any other is one storing peer's
+	 * refusal, which counts once and leaves the others to answer. */
 	if (op->type == FERRY_MSG_DHT_PUT &&
-	    !(dht_fail_on_path(a->code) && op->has_first_hop &&
-	        dhtkey_equal(&a->responder, &op->first_hop)) &&
-	    ++op->n_fails + op->n_receipts < op->replication)
+	    !(dht_fail_on_path(a->code) && op->has_hop[i] &&
+	        dhtkey_equal(&a->responder, &op->hop[i]))) {
+		if (!dht_key_in(op->refusers, op->n_refusers, &a->responder) &&
+		    !dht_key_in(op->storers, op->n_receipts, &a->responder))
+			op->refusers[op->n_refusers++] = a->responder;
+		if (op->n_receipts + op->n_refusers >= op->replication) {
+			dht_op_fail(d, op);
+			return;
+		}
+		dht_attempt_answered(d, op, i, 1, &a->responder);
 		return;
-	/* A GET's first FAIL may be a lie of the peer it ended at, or that
-	 * peer may not know the holders, or a hop may be over its rate: the
-	 * peers closest to the key that we know are asked directly, once,
-	 * before it fails. */
-	if (op->type == FERRY_MSG_DHT_GET && op->asked == 0) {
-		dht_op_retry_get(d, op, &a->responder);
-		if (op->asked > 0)
-			return;
 	}
-	/* A GET asked again of several peers ends when all have failed:
-	 * not found, since each answers for itself (with no hops left, one
-	 * that does not hold the block says no route or not found), unless
-	 * all were over their rates. */
-	if (op->asked > 0) {
-		op->not_found = op->not_found || status != -EAGAIN;
-		if (++op->n_fails < op->asked)
-			return;
-		if (op->not_found)
-			status = -ENOENT;
-	}
-	/* A PUT with some receipts says how many; with none, why. */
-	if (op->type == FERRY_MSG_DHT_PUT && op->n_receipts > 0)
-		status = -EIO;
-	r.status = status;
-	dht_op_finish(d, op, &r);
+	/* A GET's or FIND's attempt ended there; a PUT's went no further. */
+	dht_attempt_answered(d, op, i, op->type == FERRY_MSG_DHT_PUT ? 0 : 1,
+	    &a->responder);
 }
 
 static void
 dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 {
 	struct dht_node nodes[DHTMSG_FIND_MAX];
+	int i = dht_attempt_of(op, a->req_id);
 	struct dhtmsg_node n;
 	struct dht_result r;
 	struct dhtkey k;
@@ -209,21 +220,27 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 	memset(&r, 0, sizeof(r));
 	switch (a->type) {
 	case FERRY_MSG_DHT_RECEIPT:
-		dht_answer_receipt(d, op, a);
+		dht_answer_receipt(d, op, (unsigned)i, a);
 		return;
 	case FERRY_MSG_DHT_FAIL:
-		dht_answer_fail(d, op, a);
+		dht_answer_fail(d, op, (unsigned)i, a);
 		return;
 	case FERRY_MSG_DHT_BLOCK:
 		dhtkey_of_block(a->block, a->block_len, &k);
-		if (op->type != FERRY_MSG_DHT_GET || !dhtkey_equal(&k, &op->key)) {
-			/* A wrong block ends nothing: the other holders are
-			 * asked, and a right answer or the timeout ends it. */
+		if (op->type != FERRY_MSG_DHT_GET) {
+			(*d->c.unsolicited)++;
+			return;
+		}
+		if (!dhtkey_equal(&k, &op->key)) {
+			/* A wrong block ends nothing: the holders are asked
+			 * (if they were not), and a right answer or the
+			 * timeout ends it. */
 			(*d->c.blocks_bad)++;
 			dht_log_drop(d, &a->responder,
 			    "block that does not hash to its key");
-			if (op->type == FERRY_MSG_DHT_GET && op->asked == 0)
-				dht_op_retry_get(d, op, &a->responder);
+			op->fail_status = -EBADMSG;
+			dht_attempt_answered(d, op, (unsigned)i, 1,
+			    &a->responder);
 			return;
 		}
 		r.block = a->block;

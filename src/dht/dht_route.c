@@ -97,7 +97,7 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	if (from != NULL)
 		avoid[n_avoid++] = *from;
 	if (dht_next_hop(d, &req->key, avoid, n_avoid, false, &next) < 0 &&
-	    (from != NULL || !d->filling ||
+	    (from != NULL || d->starting == NULL || !d->starting->filling ||
 	        dht_next_hop(d, &req->key, NULL, 0, true, &next) < 0))
 		return -ENOENT;
 	if (req->hops_left == 0) {
@@ -105,10 +105,10 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;
 	}
-	/* Our own request: its first hop, which may answer for the path. */
+	/* Our own request: the neighbour its attempt went to. */
 	if (from == NULL && d->starting != NULL) {
-		d->starting->first_hop = next;
-		d->starting->has_first_hop = true;
+		d->starting->hop[d->starting->attempts - 1] = next;
+		d->starting->has_hop[d->starting->attempts - 1] = true;
 	}
 	fw.hops_left--;
 	if (fw.hops < DHTMSG_HOPS_MAX)

@@ -165,6 +165,18 @@ dhtnode_wake(void *cls)
 		event_active(n->ev_tick, EV_READ, 1);
 }
 
+static uint64_t
+dhtnode_srtt(void *cls, const struct dhtkey *peer)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+	uint64_t us;
+
+	/* No sample yet, or TCP (which carries no acknowledgements): the
+	 * DHT falls back on what its requests take. */
+	return core_peer_srtt_us(n->core, &id, &us) == 0 ? us : 0;
+}
+
 static uint64_t *
 dhtnode_stat(void *cls, const char *name)
 {
@@ -193,4 +205,5 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->store_usage = dhtnode_usage;
 	env->stat = dhtnode_stat;
 	env->wake = dhtnode_wake;
+	env->srtt_us = dhtnode_srtt;
 }

@@ -72,6 +72,8 @@ static struct node nodes[N_MAX];
 static int n_nodes;
 static bool linkm[N_MAX][N_MAX];
 static bool links_frozen; /* link() makes no new links */
+static int drop_to = -1;   /* answers sent to this node are lost, */
+static unsigned drop_left; /* this many more */
 static struct ev *queue;
 static size_t q_head, q_len, q_cap;
 static uint64_t now_us = 1000000;
@@ -116,6 +118,11 @@ env_send(void *cls, const struct dhtkey *peer, uint16_t type,
 
 	if (to < 0 || !linkm[n->idx][to])
 		return -ENOTCONN;
+	/* Lost on the way, as the core's unreliable messages may be. */
+	if (to == drop_to && drop_left > 0 && dhtmsg_is_answer(type)) {
+		drop_left--;
+		return 0;
+	}
 	e.body = malloc(len ? len : 1);
 	ck_assert_ptr_nonnull(e.body);
 	memcpy(e.body, body, len);
@@ -265,6 +272,14 @@ env_wake(void *cls)
 	push((struct ev){ .kind = EV_WAKE, .to = ((struct node *)cls)->idx });
 }
 
+/* Messages here take an event's time, 50 us, each way, behind whatever
+ * else is queued: half a millisecond is a round trip at light load. */
+static uint64_t
+env_srtt(void *cls, const struct dhtkey *peer)
+{
+	return env_linked(cls, peer) ? 500 : 0;
+}
+
 static uint64_t *
 env_stat(void *cls, const char *name)
 {
@@ -291,6 +306,7 @@ node_start(int i)
 		.wall_s = env_wall, .store_has = env_has,
 		.store_put = env_put, .store_get = env_get,
 		.store_usage = env_usage, .stat = env_stat, .wake = env_wake,
+		.srtt_us = env_srtt,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
@@ -391,6 +407,8 @@ net_start(int n)
 	n_nodes = n;
 	memset(linkm, 0, sizeof(linkm));
 	links_frozen = false;
+	drop_to = -1;
+	drop_left = 0;
 	for (int i = 0; i < n; i++)
 		node_start(i);
 }
@@ -842,23 +860,13 @@ START_TEST(test_lying_not_found)
 }
 END_TEST
 
-/*
- * A neighbour over its REQUEST_RATE is told so: 100 FINDs of node x's id
- * from node r all go to x, which takes its burst (2 x 40) and answers 10
- * of the rest at once with FAIL (rate), its allowance of FAILs (a
- * quarter of the rate), so that those FINDs end at once with -EAGAIN.
- * The last 10 get no answer (counted), so that a flood is not answered
- * in kind.
- */
-START_TEST(test_over_rate_fails)
+/* 100 FINDs of node x's id from node r, all sent to x at once, with
+ * every node's REQUEST_RATE at 40; their outcomes into o. */
+static void
+find_flood(int r, int x, struct outcome *o)
 {
-	static struct outcome o[100];
 	struct dht_cfg cfg;
-	unsigned ok = 0, again = 0;
-	int r = 2, x = 5;
 
-	net_start(8);
-	net_join();
 	for (int i = 0; i < n_nodes; i++) {
 		cfg = *dht_config(nodes[i].dht);
 		cfg.request_rate = 40;
@@ -870,18 +878,167 @@ START_TEST(test_over_rate_fails)
 		                     on_done, &o[i]),
 		    0);
 	}
-	run_ms(100);
+}
+
+/*
+ * A neighbour over its REQUEST_RATE says so: x takes its burst (2 x 40)
+ * of r's 100 FINDs, and answers 10 of the rest at once with FAIL (rate),
+ * its allowance of FAILs (a quarter of the rate); r, which has no other
+ * neighbour to try, ends those with -EAGAIN at once. The last 10 get no
+ * answer (counted), so that a flood is not answered in kind, and end at
+ * their timeout.
+ */
+START_TEST(test_over_rate_fails)
+{
+	static struct outcome o[100];
+	unsigned ok = 0, again = 0;
+
+	net_start(2);
+	net_join();
+	find_flood(0, 1, o);
+	run_ms(20);
 	for (int i = 0; i < 100; i++) {
 		if (!o[i].done)
 			continue;
 		ok += o[i].status == 0;
 		again += o[i].status == -EAGAIN;
 	}
-	ck_assert_uint_eq(stat(x, "rate_limited"), 20);
-	ck_assert_uint_eq(stat(x, "rate_fails"), 10);
-	ck_assert_uint_eq(stat(x, "rate_fails_held"), 10);
+	ck_assert_uint_eq(stat(1, "rate_limited"), 20);
+	ck_assert_uint_eq(stat(1, "rate_fails"), 10);
+	ck_assert_uint_eq(stat(1, "rate_fails_held"), 10);
 	ck_assert_uint_eq(ok, 80);
 	ck_assert_uint_eq(again, 10);
+	run_ms(10000 + 2 * TICK_US / 1000);
+	for (int i = 0; i < 100; i++)
+		ck_assert(o[i].done);
+	net_free();
+}
+END_TEST
+
+/* Where r has other neighbours, the FINDs x refused, and those it
+ * dropped, go again through the next closest: all 100 succeed, within a
+ * few attempts' time. */
+START_TEST(test_over_rate_elsewhere)
+{
+	static struct outcome o[100];
+
+	net_start(8);
+	net_join();
+	find_flood(2, 5, o);
+	run_ms(300);
+	for (int i = 0; i < 100; i++) {
+		ck_assert_msg(o[i].done, "FIND %d not done in 300 ms", i);
+		ck_assert_int_eq(o[i].status, 0);
+	}
+	ck_assert_uint_eq(stat(5, "rate_limited"), 20);
+	ck_assert_uint_eq(stat(2, "retries"), 20);
+	net_free();
+}
+END_TEST
+
+/* Starts a request by r (its kind: 'p' PUT of data, 'g' GET of key, 'f'
+ * FIND of key) with the first drop answers to r lost; the time it took. */
+static uint64_t
+lossy(int r, char kind, const uint8_t *data, size_t len, struct dhtkey *key,
+    unsigned drop, struct outcome *o)
+{
+	uint64_t t0 = now_us;
+
+	drop_to = r;
+	drop_left = drop;
+	memset(o, 0, sizeof(*o));
+	if (kind == 'p')
+		ck_assert_int_eq(dht_put(nodes[r].dht, data, len, 1800000000, 0,
+		                     on_done, o, key),
+		    0);
+	else if (kind == 'g')
+		ck_assert_int_eq(dht_get(nodes[r].dht, key, on_done, o), 0);
+	else
+		ck_assert_int_eq(dht_find(nodes[r].dht, key, 8, on_done, o), 0);
+	while (!o->done)
+		run_ms(1);
+	drop_left = 0;
+	return now_us - t0;
+}
+
+/* Random bytes into data until node r is at rank (0: the closest) among
+ * the nodes closest to their key or, rank -1, not among the 4 closest. */
+static void
+block_ranked(int r, int rank, uint8_t *data, size_t len)
+{
+	struct dhtkey key, w[4];
+	int at;
+
+	do {
+		randombytes_buf(data, len);
+		dhtkey_of_block(data, len, &key);
+		true_closest(&key, w, 4);
+		for (at = 0; at < 4 && !dhtkey_equal(&w[at], &nodes[r].id);)
+			at++;
+	} while (at != (rank < 0 ? 4 : rank));
+}
+
+/*
+ * Answers lost on the way cost an attempt's time (a few round trips,
+ * here DHT_ATTEMPT_MIN_US, 50 ms, and a tick), not the whole
+ * REQUEST_TIMEOUT: a PUT whose receipts are all lost, or one of them, a
+ * PUT that ended at its requester, a FIND's and a GET's answers, are
+ * sent again under a new request id through the next closest neighbour
+ * (a GET: to the holders directly, the PUT: placed again) and succeed;
+ * receipts that come twice count once. With every answer lost, a
+ * request still ends at REQUEST_TIMEOUT, after its 4 attempts.
+ */
+START_TEST(test_lost_answers_retried)
+{
+	uint8_t data[700];
+	struct dhtkey key, other;
+	struct outcome o;
+	uint64_t took, in0, retries0;
+	int r = 6;
+
+	net_start(16);
+	net_join();
+	for (int drop = 3; drop >= 1; drop -= 2) {
+		block_ranked(r, -1, data, sizeof(data));
+		in0 = stat(r, "receipts_in");
+		retries0 = stat(r, "retries");
+		took = lossy(r, 'p', data, sizeof(data), &key, (unsigned)drop,
+		    &o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.receipts, 3);
+		ck_assert_uint_le(took, 200000);
+		/* The second attempt's receipts: those that came already
+		 * count once. */
+		ck_assert_uint_eq(stat(r, "receipts_in") - in0, 3);
+		ck_assert_uint_eq(stat(r, "retries") - retries0, 1);
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < i; j++)
+				ck_assert(!dhtkey_equal(&o.storers[i],
+				    &o.storers[j]));
+	}
+	/* Placed by r itself, the closest: placed again. */
+	block_ranked(r, 0, data, sizeof(data));
+	took = lossy(r, 'p', data, sizeof(data), &key, 1, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_le(took, 200000);
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	took = lossy(r, 'f', NULL, 0, &key, 1, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.n_nodes, 8);
+	ck_assert_uint_le(took, 200000);
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	took = lossy(r, 'g', NULL, 0, &key, 1, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+	ck_assert_uint_le(took, 200000);
+	/* Nothing comes back: the bound is REQUEST_TIMEOUT. */
+	randombytes_buf(other.b, sizeof(other.b));
+	took = lossy(r, 'f', NULL, 0, &other, 1000000, &o);
+	ck_assert_int_eq(o.status, -ETIMEDOUT);
+	ck_assert_uint_ge(took, 10000000);
+	ck_assert_uint_le(took, 10000000 + TICK_US + 1000);
 	net_free();
 }
 END_TEST
@@ -1130,6 +1287,8 @@ test_suite(void)
 	tcase_add_test(tc, test_forgeries);
 	tcase_add_test(tc, test_lying_not_found);
 	tcase_add_test(tc, test_over_rate_fails);
+	tcase_add_test(tc, test_over_rate_elsewhere);
+	tcase_add_test(tc, test_lost_answers_retried);
 	tcase_add_test(tc, test_origin_quota);
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
