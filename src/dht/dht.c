@@ -60,6 +60,7 @@ dht_counters_bind(struct dht *d)
 		C(unsolicited), C(timeouts), C(requests_out),
 		C(rate_limited), C(completed), C(hops_total), C(retries),
 		C(origin_refused), C(rate_fails), C(rate_fails_held),
+		C(receipts_implausible),
 #undef C
 	};
 
@@ -141,6 +142,7 @@ dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net)
 	len = d->env.peer_helo(d->env.cls, peer, helo, sizeof(helo));
 	if (len > 0)
 		(void)rtable_set_helo(d->rt, peer, helo, len);
+	dht_answer_vouch(d, peer);
 	/* The first neighbour is the way in: asking it for our own
 	 * neighbourhood fills the nearest buckets (Kademlia's join). */
 	if (!d->looked_up_self) {

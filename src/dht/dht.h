@@ -128,7 +128,8 @@ struct dht_result {
 	/* GET */
 	const uint8_t *block;
 	size_t block_len;
-	/* PUT: the valid receipts from distinct peers */
+	/* PUT: the valid receipts from distinct peers we can vouch for
+	 * (ferry-protocol(7): a link authenticated them) */
 	unsigned receipts;
 	const struct dhtmsg_receipt *receipt; /* receipts of them */
 	const struct dhtkey *storer;          /* and who signed each */

@@ -119,12 +119,79 @@ dht_key_drop(struct dhtkey *list, unsigned *n, const struct dhtkey *id)
 		}
 }
 
+/*
+ * Whether storer, which signed a receipt that came from from (NULL: this
+ * node), is a peer we can vouch for: one that takes part in the network
+ * under that identity, not a name the peers the answer came through made
+ * up (anyone can make keys and sign with them). That is a peer whose link
+ * authenticated it: the receipt came over its own link, or we are linked
+ * to it, or it is in our routing table, whose entries come from links
+ * only (and hold at most PER_NETWORK of one network per bucket). An
+ * answer that comes back along the path (the storer was not linked to
+ * us) may come from a storer we do not know yet: it is held, and counts
+ * if a link to the storer comes up before the request ends (the storer
+ * asks for one as it answers). The peers on the path cannot vouch for
+ * it, and neither can closeness to the key: we may not know the peers
+ * around a distant key, or know some that left, and a made-up identity
+ * can be as close as its maker likes.
+ */
+static bool
+dht_storer_known(struct dht *d, const struct dhtkey *from,
+    const struct dhtkey *storer)
+{
+	if (from == NULL)
+		return dhtkey_equal(storer, &d->self);
+	return dhtkey_equal(from, storer) ||
+	    d->env.linked(d->env.cls, storer) ||
+	    rtable_get(d->rt, storer) != NULL;
+}
+
+/* Counts storer's receipt for attempt i of op (which may end). */
 static void
-dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
-    const struct dhtmsg_ans *a)
+dht_receipt_take(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_receipt *receipt, const struct dhtkey *storer)
 {
 	struct dht_result r;
 
+	(*d->c.receipts_in)++;
+	op->receipts[op->n_receipts] = *receipt;
+	op->storers[op->n_receipts++] = *storer;
+	dht_key_drop(op->refusers, &op->n_refusers, storer);
+	if (op->n_receipts == op->replication) {
+		memset(&r, 0, sizeof(r));
+		dht_op_finish(d, op, &r);
+		return;
+	}
+	dht_attempt_answered(d, op, i, 1, NULL);
+}
+
+/* Keeps a receipt of a storer we cannot vouch for yet; it does not count
+ * as an answer meanwhile (it may be made up). */
+static void
+dht_receipt_hold(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_ans *a)
+{
+	struct dht_held *h;
+
+	for (unsigned j = 0; j < op->n_held; j++)
+		if (dhtkey_equal(&op->held[j].storer, &a->responder))
+			return;
+	if (op->n_held == DHTMSG_REPL_MAX) {
+		(*d->c.receipts_implausible)++;
+		dht_log_drop(d, &a->responder,
+		    "receipt of a storer nobody vouches for");
+		return;
+	}
+	h = &op->held[op->n_held++];
+	h->receipt = a->receipt;
+	h->storer = a->responder;
+	h->attempt = i;
+}
+
+static void
+dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtkey *from, const struct dhtmsg_ans *a)
+{
 	if (op->type != FERRY_MSG_DHT_PUT ||
 	    dhtmsg_receipt_verify(&op->key, &a->responder, op->put_hash,
 	        &a->receipt) < 0) {
@@ -133,18 +200,48 @@ dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
 		return;
 	}
 	/* One peer counts once, whichever attempts it answers. */
-	if (!dht_key_in(op->storers, op->n_receipts, &a->responder)) {
-		(*d->c.receipts_in)++;
-		op->receipts[op->n_receipts] = a->receipt;
-		op->storers[op->n_receipts++] = a->responder;
-		dht_key_drop(op->refusers, &op->n_refusers, &a->responder);
-	}
-	if (op->n_receipts == op->replication) {
-		memset(&r, 0, sizeof(r));
-		dht_op_finish(d, op, &r);
+	if (dht_key_in(op->storers, op->n_receipts, &a->responder)) {
+		dht_attempt_answered(d, op, i, 1, NULL);
 		return;
 	}
-	dht_attempt_answered(d, op, i, 1, NULL);
+	if (!dht_storer_known(d, from, &a->responder)) {
+		dht_receipt_hold(d, op, i, a);
+		return;
+	}
+	dht_receipt_take(d, op, i, &a->receipt, &a->responder);
+}
+
+void
+dht_answer_vouch(struct dht *d, const struct dhtkey *peer)
+{
+	struct dht_op *op, *next;
+	struct dht_held h;
+
+	for (op = TAILQ_FIRST(&d->ops); op != NULL; op = next) {
+		next = TAILQ_NEXT(op, link);
+		for (unsigned j = 0; j < op->n_held; j++) {
+			if (!dhtkey_equal(&op->held[j].storer, peer))
+				continue;
+			h = op->held[j];
+			op->held[j] = op->held[--op->n_held];
+			/* May end op; its callback may start others, at
+			 * the tail. */
+			dht_receipt_take(d, op, h.attempt, &h.receipt,
+			    &h.storer);
+			break;
+		}
+	}
+}
+
+void
+dht_answer_unvouched(struct dht *d, struct dht_op *op)
+{
+	if (op->n_held == 0)
+		return;
+	(*d->c.receipts_implausible) += op->n_held;
+	dht_log_drop(d, &op->held[0].storer,
+	    "receipt of a storer nobody vouches for");
+	op->n_held = 0;
 }
 
 static int
@@ -206,7 +303,8 @@ dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
 }
 
 static void
-dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
+dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtkey *from,
+    const struct dhtmsg_ans *a)
 {
 	struct dht_node nodes[DHTMSG_FIND_MAX];
 	int i = dht_attempt_of(op, a->req_id);
@@ -220,7 +318,7 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 	memset(&r, 0, sizeof(r));
 	switch (a->type) {
 	case FERRY_MSG_DHT_RECEIPT:
-		dht_answer_receipt(d, op, (unsigned)i, a);
+		dht_answer_receipt(d, op, (unsigned)i, from, a);
 		return;
 	case FERRY_MSG_DHT_FAIL:
 		dht_answer_fail(d, op, (unsigned)i, a);
@@ -285,7 +383,6 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		(*d->c.unsolicited)++;
 		return;
 	}
-	(void)from;
 	if (d->starting != NULL) {
 		/* Our own answer to a request still being started: kept for
 		 * dht_tick, which the owner calls as soon as we return, so
@@ -298,7 +395,7 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		}
 		return;
 	}
-	dht_answer_ours(d, op, &a);
+	dht_answer_ours(d, op, from, &a);
 }
 
 void
@@ -311,8 +408,10 @@ dht_answer_later(struct dht *d, struct dht_op *op)
 	 * does not end op, a PUT's FAIL, would otherwise count again at
 	 * every tick). */
 	buf_init(&op->later);
+	/* Kept answers are this node's own (only those come while a
+	 * request starts). */
 	if (dhtmsg_ans_decode(op->later_type, buf_head(&kept),
 	        buf_size(&kept), &a) == 0)
-		dht_answer_ours(d, op, &a);
+		dht_answer_ours(d, op, NULL, &a);
 	buf_done(&kept);
 }

@@ -39,6 +39,8 @@ struct dht_counters {
 	uint64_t *answers_lost;    /* answers with no way on */
 	uint64_t *receipts_in;     /* valid receipts for our PUTs */
 	uint64_t *receipts_bad;    /* forged or for something else */
+	uint64_t *receipts_implausible; /* valid, from storers we could not
+					 * vouch for by the end */
 	uint64_t *blocks_bad;      /* blocks that did not hash to their key */
 	uint64_t *unsolicited;     /* answers to no request of ours */
 	uint64_t *timeouts;        /* our requests that timed out */
@@ -103,6 +105,13 @@ struct dht_op {
 	struct dhtkey storers[DHTMSG_REPL_MAX];
 	unsigned n_refusers;      /* storing peers that FAILed it, each once */
 	struct dhtkey refusers[DHTMSG_REPL_MAX];
+	unsigned n_held;          /* valid receipts of storers we cannot
+				   * vouch for (yet: see dht_answer.c) */
+	struct dht_held {
+		struct dhtmsg_receipt receipt;
+		struct dhtkey storer;
+		unsigned attempt; /* the one it answered */
+	} held[DHTMSG_REPL_MAX];
 	/* An answer that came while the request was being started, kept
 	 * for dht_tick (callbacks never run inside dht_put and friends). */
 	uint16_t later_type;
@@ -193,6 +202,11 @@ void dht_answer_receive(struct dht *d, const struct dhtkey *from,
     uint16_t type, const void *body, size_t len);
 /* Delivers the answer kept in op->later (see dht_answer_receive). */
 void dht_answer_later(struct dht *d, struct dht_op *op);
+/* A link to peer came up: the receipts it signed for our PUTs, held
+ * until we could vouch for it, count now. */
+void dht_answer_vouch(struct dht *d, const struct dhtkey *peer);
+/* Counts (and logs) the receipts op still holds, as it ends. */
+void dht_answer_unvouched(struct dht *d, struct dht_op *op);
 /* Starts an answer to req from this node, with the fixed fields set. */
 void dht_answer_init(const struct dht *d, const struct dhtmsg_req *req,
     uint16_t type, struct dhtmsg_ans *ret);

@@ -33,6 +33,7 @@ dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r)
 	r->receipts = op->n_receipts;
 	r->receipt = op->receipts;
 	r->storer = op->storers;
+	dht_answer_unvouched(d, op);
 	/* Out of the tables first: the callback may start new requests. */
 	for (unsigned i = 0; i < op->attempts; i++)
 		(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));

@@ -667,7 +667,10 @@ START_TEST(test_absent_and_lost_holder)
 END_TEST
 
 /* A star: every node is linked to node 0 only, and no node may link to
- * anyone new, so answers must travel back through node 0. */
+ * anyone new, so answers must travel back through node 0: blocks that
+ * node 0 puts on the leaves, got by the other leaves. (Receipts routed
+ * back to a leaf from a storer it cannot link to do not count: see
+ * test_receipt_plausible.) */
 START_TEST(test_answers_routed_back)
 {
 	uint8_t data[200];
@@ -683,8 +686,7 @@ START_TEST(test_answers_routed_back)
 	randombytes_buf(data, sizeof(data));
 	for (int from = 1; from < n_nodes; from++) {
 		data[0] = (uint8_t)from;
-		/* Node 0 and where the PUT ends are all it can reach. */
-		put_block(from, data, sizeof(data), 2, &key, &o);
+		put_block(0, data, sizeof(data), 2, &key, &o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_uint_eq(o.receipts, 2);
 		/* A GET from a leaf farther from the key than node 0 goes
@@ -1034,11 +1036,101 @@ START_TEST(test_lost_answers_retried)
 	ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
 	ck_assert_uint_le(took, 200000);
 	/* Nothing comes back: the bound is REQUEST_TIMEOUT. */
-	randombytes_buf(other.b, sizeof(other.b));
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &other);
 	took = lossy(r, 'f', NULL, 0, &other, 1000000, &o);
 	ck_assert_int_eq(o.status, -ETIMEDOUT);
 	ck_assert_uint_ge(took, 10000000);
 	ck_assert_uint_le(took, 10000000 + TICK_US + 1000);
+	net_free();
+}
+END_TEST
+
+/* A receipt for the PUT of leaf l under way, signed by an identity made
+ * up for it, as a peer on its path could send it back. */
+static void
+receipt_made_up(int l, int via)
+{
+	struct identity *fake;
+	struct dhtmsg_ans a;
+	struct dht_op *op;
+	uint8_t seed[32];
+	struct buf out;
+
+	TAILQ_FOREACH(op, &nodes[l].dht->ops, link)
+		if (op->type == FERRY_MSG_DHT_PUT)
+			break;
+	ck_assert_ptr_nonnull(op);
+	randombytes_buf(seed, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(seed, &fake), 0);
+	memset(&a, 0, sizeof(a));
+	a.type = FERRY_MSG_DHT_RECEIPT;
+	a.flags = DHTMSG_F_ROUTED;
+	a.req_id = op->req_id;
+	a.key = op->key;
+	a.requester = nodes[l].id;
+	dhtkey_from_peer(&fake->id, &a.responder);
+	dhtmsg_receipt_sign(fake, &op->key, op->put_hash, 1800000000,
+	    &a.receipt);
+	buf_init(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
+	dht_receive(nodes[l].dht, &nodes[via].id, a.type, buf_head(&out),
+	    buf_size(&out));
+	buf_done(&out);
+	identity_free(fake);
+}
+
+/*
+ * A receipt counts only from a storer the requester can vouch for: one
+ * that sent it over its own link, one it is linked to or has in its
+ * table (entries come from links), or one a link to comes up before the
+ * PUT ends. In a star whose links are frozen, leaf l puts a block whose
+ * key is closest to leaf s: the hub passes the PUT to s, which stores
+ * it and has the hub store it too. The hub's receipt comes over its own
+ * link and counts; s's comes back through the hub, from a peer l does
+ * not know, and is held, as is one signed by an identity made up on the
+ * way. The PUT ends when l links to s; the made-up one never counts
+ * (dht.receipts_implausible).
+ */
+START_TEST(test_receipt_plausible)
+{
+	struct dhtkey key, w[1];
+	uint8_t data[300];
+	struct outcome o;
+	int l = 1, s;
+
+	net_start(8);
+	for (int i = 1; i < n_nodes; i++)
+		make_link(i, 0);
+	links_frozen = true;
+	run_ms(5000);
+	do {
+		randombytes_buf(data, sizeof(data));
+		dhtkey_of_block(data, sizeof(data), &key);
+		true_closest(&key, w, 1);
+		s = node_of(&w[0]);
+	} while (s == 0 || s == l ||
+	    dhtkey_closer(&key, &nodes[0].id, &nodes[l].id) > 0);
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_put(nodes[l].dht, data, sizeof(data), 1800000000,
+	                     2, on_done, &o, &key),
+	    0);
+	receipt_made_up(l, 0);
+	run_ms(300);
+	ck_assert_msg(!o.done, "PUT ended with %d", o.status);
+	ck_assert_uint_eq(stat(l, "receipts_in"), 1);
+	ck_assert_ptr_nonnull(store_find(&nodes[s], &key));
+	ck_assert_ptr_nonnull(store_find(&nodes[0], &key));
+	links_frozen = false;
+	make_link(l, s);
+	run_ms(1);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 2);
+	ck_assert(dhtkey_equal(&o.storers[0], &nodes[0].id));
+	ck_assert(dhtkey_equal(&o.storers[1], &nodes[s].id));
+	ck_assert_uint_eq(stat(l, "receipts_implausible"), 1);
+	ck_assert_uint_eq(stat(l, "receipts_bad"), 0);
 	net_free();
 }
 END_TEST
@@ -1289,6 +1381,7 @@ test_suite(void)
 	tcase_add_test(tc, test_over_rate_fails);
 	tcase_add_test(tc, test_over_rate_elsewhere);
 	tcase_add_test(tc, test_lost_answers_retried);
+	tcase_add_test(tc, test_receipt_plausible);
 	tcase_add_test(tc, test_origin_quota);
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
