@@ -280,13 +280,16 @@ dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
 	 * left, one without the block says no route or not found. */
 	if (op->asked_at == i + 1 && a->code != DHTMSG_RATE)
 		op->not_found = true;
-	/* A PUT's FAIL from the hop its attempt went to, over its rate for
-	 * us or with no route, says the attempt reached no storing peer and
-	 * nothing more will come of it. Any other is one storing peer's
-	 * refusal, which counts once and leaves the others to answer. */
+	/* A PUT's FAIL from the hop its attempt went to (or from us, when
+	 * it could not be sent there), over its rate for us or with no
+	 * route, says the attempt reached no storing peer and nothing more
+	 * will come of it. Any other is one storing peer's refusal, which
+	 * counts once and leaves the others to answer. */
 	if (op->type == FERRY_MSG_DHT_PUT &&
-	    !(dht_fail_on_path(a->code) && op->has_hop[i] &&
-	        dhtkey_equal(&a->responder, &op->hop[i]))) {
+	    !(dht_fail_on_path(a->code) &&
+	        (dhtkey_equal(&a->responder, &d->self) ||
+	            (op->has_hop[i] &&
+	                dhtkey_equal(&a->responder, &op->hop[i]))))) {
 		if (!dht_key_in(op->refusers, op->n_refusers, &a->responder) &&
 		    !dht_key_in(op->storers, op->n_receipts, &a->responder))
 			op->refusers[op->n_refusers++] = a->responder;

@@ -74,6 +74,8 @@ static bool linkm[N_MAX][N_MAX];
 static bool links_frozen; /* link() makes no new links */
 static int drop_to = -1;   /* answers sent to this node are lost, */
 static unsigned drop_left; /* this many more */
+static int full_to = -1;   /* requests to this node find its queue full, */
+static unsigned full_left; /* this many more */
 static struct ev *queue;
 static size_t q_head, q_len, q_cap;
 static uint64_t now_us = 1000000;
@@ -118,6 +120,10 @@ env_send(void *cls, const struct dhtkey *peer, uint16_t type,
 
 	if (to < 0 || !linkm[n->idx][to])
 		return -ENOTCONN;
+	if (to == full_to && full_left > 0 && dhtmsg_is_request(type)) {
+		full_left--;
+		return -EAGAIN;
+	}
 	/* Lost on the way, as the core's unreliable messages may be. */
 	if (to == drop_to && drop_left > 0 && dhtmsg_is_answer(type)) {
 		drop_left--;
@@ -409,6 +415,8 @@ net_start(int n)
 	links_frozen = false;
 	drop_to = -1;
 	drop_left = 0;
+	full_to = -1;
+	full_left = 0;
 	for (int i = 0; i < n; i++)
 		node_start(i);
 }
@@ -1135,6 +1143,40 @@ START_TEST(test_receipt_plausible)
 }
 END_TEST
 
+/* A PUT whose first hop's queue is full (the send fails) goes through
+ * the next closest neighbour at once: the FAIL (no route) it gives
+ * itself ends that attempt, it is no storing peer's refusal. */
+START_TEST(test_first_hop_full)
+{
+	uint8_t data[400];
+	struct dhtkey key, w[1];
+	struct outcome o;
+	uint64_t t0;
+	int r = 3;
+
+	net_start(16);
+	net_join();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 1);
+	full_to = node_of(&w[0]);
+	full_left = 1;
+	t0 = now_us;
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_put(nodes[r].dht, data, sizeof(data), 1800000000,
+	                     0, on_done, &o, &key),
+	    0);
+	while (!o.done && now_us - t0 < 15000000)
+		run_ms(1);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_eq(full_left, 0);
+	ck_assert_uint_eq(stat(r, "retries"), 1);
+	ck_assert_uint_le(now_us - t0, 20000);
+	net_free();
+}
+END_TEST
+
 /* A storing node takes at most ORIGIN_QUOTA bytes from one signer: a
  * second block over it is refused by every storer, and the PUT says
  * why (-EDQUOT), a block held already costs nothing more. */
@@ -1382,6 +1424,7 @@ test_suite(void)
 	tcase_add_test(tc, test_over_rate_elsewhere);
 	tcase_add_test(tc, test_lost_answers_retried);
 	tcase_add_test(tc, test_receipt_plausible);
+	tcase_add_test(tc, test_first_hop_full);
 	tcase_add_test(tc, test_origin_quota);
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
