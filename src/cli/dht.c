@@ -109,6 +109,10 @@ dht_fail(const struct cli *cli, int r)
 	case -ENOSPC:
 		why = "the storing peers are full";
 		break;
+	case -EDQUOT:
+		why =
+		    "the storing peers hold all they take from this daemon; try again once blocks expire";
+		break;
 	case -ETIMEDOUT:
 		why = "no answer from the DHT in time";
 		code = CLI_EXIT_TIMEOUT;

@@ -141,6 +141,9 @@ requests_dht_verdict(struct client *c, uint32_t req_id, int status)
 	case -EAGAIN:
 		why = "a peer refused: over its limit for this daemon";
 		break;
+	case -EDQUOT:
+		why = "the storing peers hold all they take from this daemon";
+		break;
 	case -EBADMSG:
 		why = "refused by the DHT";
 		break;
