@@ -59,7 +59,8 @@ struct storage_codec;
 /*
  * A codec sealing with the 32-byte secret (copied), iterations rounds of
  * PBKDF2 (STORAGE_ITERATIONS_MIN..MAX) and AES-256-GCM if aesgcm, else
- * ChaCha20-Poly1305 (pass aead_aes_fast(), as the link layer does).
+ * ChaCha20-Poly1305 (pass aead_aes_fast(), as the link layer does; it
+ * answers false until sodium_init() has run).
  * 0, -EINVAL (iterations out of range) or -ENOMEM.
  */
 int storage_codec_new(const uint8_t secret[STORAGE_SECRET_LEN],
