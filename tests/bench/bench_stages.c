@@ -198,7 +198,7 @@ sg_run_stages(const struct sg_opts *so, const struct sg_file *in,
 	if (csv == NULL)
 		return -EIO;
 	printf(
-	    "\nStages of the upload of a %.0f MB random file (seed 001 Fig. 3), ms, median of %u runs, %s, %u PBKDF2 iterations:\n",
+	    "\nStages of the upload of a %.0f MB random file (seed 001 Fig. 3), CPU ms, median of %u runs, %s, %u PBKDF2 iterations:\n",
 	    (double)in->size / 1e6, so->o.reps,
 	    so->aes ? "AES-256-GCM" : "ChaCha20-Poly1305", so->stage_iters);
 	printf("  %-8s %7s", "chunk", "chunks");

@@ -23,7 +23,7 @@ ncol = system("head -n1 " . f . " | awk -F, '{ print NF }'") + 0
 sz(x) = x >= 1048576 ? sprintf("%d MiB", x / 1048576) : sprintf("%d KiB", x / 1024)
 set multiplot layout 1, 3 title "ferry's encoding (bench_stages): seed 001 Fig. 3, pipeline limit, PBKDF2 cost"
 
-set title "time of each stage for the whole file (median)"
+set title "CPU time of each stage for the whole file (median)"
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1

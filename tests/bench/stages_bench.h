@@ -69,12 +69,12 @@ struct sg_stage {
 extern const struct sg_stage sg_stages[];
 extern const unsigned sg_n_stages;
 
-/* Seconds each stage took for the whole file with chunks of size bytes,
- * into secs[sg_n_stages]. 0 or a negative errno. */
+/* CPU seconds each stage took for the whole file with chunks of size
+ * bytes, into secs[sg_n_stages]. 0 or a negative errno. */
 int sg_time_stages(const struct sg_opts *so, const struct sg_file *in,
     unsigned size, double *secs);
-/* Microseconds of one PBKDF2-HMAC-SHA512 key of 32 bytes from a 64-byte
- * hash at iterations, measured over calls adding up to at least min_ms. */
+/* CPU microseconds of one PBKDF2-HMAC-SHA512 key of 32 bytes from a
+ * 64-byte hash at iterations, over calls adding up to at least min_ms. */
 double sg_pbkdf2_us(unsigned iterations, unsigned min_ms);
 /* MB/s (10^6 bytes) of the whole pipeline through codec c: read, seal
  * (SHA-512, key, AEAD, block key), write, with chunks of size bytes on
