@@ -251,6 +251,20 @@ START_TEST(test_tamper)
 		    -EBADMSG);
 		sealed[i] ^= 0x01;
 	}
+	storage_codec_free(c);
+}
+END_TEST
+
+/* The right block opened wrongly, or a block of another cipher. */
+START_TEST(test_misopen)
+{
+	struct storage_codec *c = codec(secret_a, _i == 1);
+	size_t len = 3000, slen = storage_sealed_len(len), got;
+	struct storage_ref ref, bad;
+
+	ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, plain, len, sealed,
+	                     &ref),
+	    0);
 	/* The wrong key. */
 	memcpy(&bad, &ref, sizeof(bad));
 	bad.key[5] ^= 1;
@@ -372,6 +386,7 @@ test_suite(void)
 	tcase_add_loop_test(tc, test_deterministic, 0, 2);
 	tcase_add_test(tc, test_iterations_matter);
 	tcase_add_loop_test(tc, test_tamper, 0, 2);
+	tcase_add_loop_test(tc, test_misopen, 0, 2);
 	tcase_add_loop_test(tc, test_padding, 0, 2);
 	tcase_add_test(tc, test_bad_arguments);
 	suite_add_tcase(s, tc);
