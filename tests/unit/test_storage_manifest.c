@@ -252,7 +252,8 @@ START_TEST(test_sizes)
 	round_trip(13 * CS, CS, CS, 1);
 	round_trip(13 * CS + 1, CS, CS, 2);
 	round_trip(14 * CS * 13, CS, CS, 2);
-	round_trip(5000, 4096, 64 * 1024, 1);
+	/* Nodes smaller than chunks: 1 KiB nodes over 4 KiB chunks. */
+	round_trip(14 * 13 * 4096 + 1, 4096, CS, 3);
 }
 END_TEST
 
@@ -372,6 +373,9 @@ START_TEST(test_builder_refuses)
 	                     emit, &s, &b),
 	    -EINVAL);
 	ck_assert_int_eq(manifest_builder_new(codec, CS, CS, NULL, &s, &b),
+	    -EINVAL);
+	/* A node larger than a chunk. */
+	ck_assert_int_eq(manifest_builder_new(codec, 2 * CS, CS, emit, &s, &b),
 	    -EINVAL);
 	ck_assert_int_eq(manifest_builder_new(codec, CS, CS, emit, &s, &b), 0);
 	fake_ref(0, CS + 1, &ref);
@@ -584,6 +588,24 @@ START_TEST(test_bad_root_sizes)
 	static const uint64_t two[] = { CS, 100 }, big[] = { UINT64_MAX };
 	struct node n;
 
+	/* Nodes larger than a chunk: a root of 14 entries (1044 bytes),
+	 * and below a good root a level-0 node of 15 (1088). */
+	{
+		uint64_t lens[15], top[1] = { 15 * CS };
+		struct manifest_reader *r;
+		struct node child;
+
+		for (size_t i = 0; i < 15; i++)
+			lens[i] = CS;
+		node_root(&n, 0, 14 * CS, CS, lens, 14);
+		expect_bad(reader_for(14 * CS), &n, -EBADMSG,
+		    "root node of 1044 bytes, larger than the chunk size 1024");
+		node_root(&n, 1, 15 * CS, CS, top, 1);
+		r = reader_at_child(&n, 15 * CS);
+		node_inner(&child, 0, lens, 15);
+		expect_bad(r, &child, -EBADMSG,
+		    "of 1088 bytes, larger than the chunk size 1024");
+	}
 	/* Sizes: not the URI's, absurd, chunk size out of range. */
 	node_root(&n, 0, CS + 101, CS, two, 2);
 	expect_bad(reader_for(CS + 100), &n, -EBADMSG, "the URI says 1124");
