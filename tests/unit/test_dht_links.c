@@ -640,10 +640,21 @@ check_table_choice(uint64_t grace_us)
 		}
 }
 
+/* How a FIND of the test ended. */
+struct find_seen {
+	bool done;
+	int status;
+	size_t n;
+};
+
 static void
 on_find(void *cls, const struct dht_result *r)
 {
-	*(int *)cls = r->status == 0 && r->n_nodes == 8 ? 1 : -1;
+	struct find_seen *f = cls;
+
+	f->status = r->status;
+	f->n = r->n_nodes;
+	f->done = true;
 }
 
 /* The sum of counter name over the nodes. */
@@ -685,7 +696,8 @@ START_TEST(test_network_table_choice)
 {
 	static struct snapshot before;
 	uint64_t timeouts, lost, requests;
-	int links, found[N_MAX];
+	int links;
+	struct find_seen found[N_MAX];
 	struct dhtkey key;
 
 	net_join(N_MAX, 2, 0, 5 * SEC);
@@ -720,14 +732,19 @@ START_TEST(test_network_table_choice)
 	ck_assert_uint_eq(stat_sum("answers_lost"), lost);
 	randombytes_buf(key.b, sizeof(key.b));
 	for (int i = 0; i < n_nodes; i++) {
-		found[i] = 0;
+		found[i].done = false;
 		ck_assert_int_eq(dht_find(nodes[i].dht, &key, 8, on_find,
 		                     &found[i]),
 		    0);
 	}
 	run_ms(5000);
+	/* Each ends well with at least k peers; 8 are asked for, but the
+	 * tables near a random key may know fewer (k = 2 here). */
 	for (int i = 0; i < n_nodes; i++)
-		ck_assert_int_eq(found[i], 1);
+		ck_assert_msg(found[i].done && found[i].status == 0 &&
+		        found[i].n >= 2,
+		    "node %d's FIND: done %d, status %d, %zu peers", i,
+		    found[i].done, found[i].status, found[i].n);
 	net_free();
 }
 END_TEST
