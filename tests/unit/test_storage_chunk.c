@@ -66,7 +66,7 @@ START_TEST(test_round_trip)
 		struct storage_ref ref;
 
 		ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, plain, len,
-				     sealed, &ref),
+		                     sealed, &ref),
 		    0);
 		ck_assert_uint_eq(ref.len, len);
 		ck_assert_uint_eq(sealed[0], storage_codec_cipher(c));
@@ -74,17 +74,19 @@ START_TEST(test_round_trip)
 			ck_assert_mem_ne(sealed + 1, plain, 16);
 		memset(opened, 0, BIG);
 		ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed,
-				     storage_sealed_len(len), opened, BIG, &got),
+		                     storage_sealed_len(len), opened, BIG,
+		                     &got),
 		    0);
 		ck_assert_uint_eq(got, len);
 		ck_assert_mem_eq(opened, plain, len);
 		/* A node's plaintext length comes from the block. */
 		ck_assert_int_eq(storage_seal(c, STORAGE_KIND_NODE, plain, len,
-				     sealed, &ref),
+		                     sealed, &ref),
 		    0);
 		ref.len = 999999; /* a node's ref counts file bytes */
 		ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_NODE, sealed,
-				     storage_sealed_len(len), opened, BIG, &got),
+		                     storage_sealed_len(len), opened, BIG,
+		                     &got),
 		    0);
 		ck_assert_uint_eq(got, len);
 		ck_assert_mem_eq(opened, plain, len);
@@ -96,10 +98,10 @@ START_TEST(test_round_trip)
 		size_t got = 1;
 
 		ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, NULL, 0,
-				     blk, &ref),
+		                     blk, &ref),
 		    0);
 		ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, blk,
-				     sizeof(blk), NULL, 0, &got),
+		                     sizeof(blk), NULL, 0, &got),
 		    0);
 		ck_assert_uint_eq(got, 0);
 	}
@@ -118,20 +120,20 @@ START_TEST(test_open_other_cipher)
 
 	ck_assert_ptr_nonnull(sa);
 	ck_assert_int_eq(storage_seal(aes, STORAGE_KIND_DATA, plain, 1000, sa,
-			     &ra),
+	                     &ra),
 	    0);
 	ck_assert_int_eq(storage_seal(cha, STORAGE_KIND_DATA, plain, 1000,
-			     sealed, &rc),
+	                     sealed, &rc),
 	    0);
 	/* Different ciphers give different keys and blocks. */
 	ck_assert_mem_ne(ra.key, rc.key, STORAGE_KEY_LEN);
 	ck_assert_mem_ne(ra.block.b, rc.block.b, DHTKEY_LEN);
 	ck_assert_int_eq(storage_open(&ra, STORAGE_KIND_DATA, sa,
-			     storage_sealed_len(1000), opened, BIG, &got),
+	                     storage_sealed_len(1000), opened, BIG, &got),
 	    0);
 	ck_assert_mem_eq(opened, plain, 1000);
 	ck_assert_int_eq(storage_open(&rc, STORAGE_KIND_DATA, sealed,
-			     storage_sealed_len(1000), opened, BIG, &got),
+	                     storage_sealed_len(1000), opened, BIG, &got),
 	    0);
 	ck_assert_mem_eq(opened, plain, 1000);
 	free(sa);
@@ -151,18 +153,18 @@ START_TEST(test_deterministic)
 	struct storage_ref r1, r2, rb, rn;
 
 	ck_assert(again != NULL && other != NULL);
-	ck_assert_int_eq(storage_seal(a1, STORAGE_KIND_DATA, plain, BIG,
-			     sealed, &r1),
+	ck_assert_int_eq(storage_seal(a1, STORAGE_KIND_DATA, plain, BIG, sealed,
+	                     &r1),
 	    0);
 	ck_assert_int_eq(storage_seal(a2, STORAGE_KIND_DATA, plain, BIG, again,
-			     &r2),
+	                     &r2),
 	    0);
 	ck_assert_mem_eq(sealed, again, storage_sealed_len(BIG));
 	ck_assert_mem_eq(&r1, &r2, sizeof(r1));
 	/* Another secret: another key, and no byte run in common beyond
 	 * chance (compare 8-byte words at the same offsets). */
 	ck_assert_int_eq(storage_seal(b, STORAGE_KIND_DATA, plain, BIG, other,
-			     &rb),
+	                     &rb),
 	    0);
 	ck_assert_mem_ne(r1.key, rb.key, STORAGE_KEY_LEN);
 	ck_assert_mem_ne(r1.block.b, rb.block.b, DHTKEY_LEN);
@@ -170,14 +172,14 @@ START_TEST(test_deterministic)
 		ck_assert_mem_ne(sealed + i, other + i, 8);
 	/* The same bytes as a node: another key and block. */
 	ck_assert_int_eq(storage_seal(a1, STORAGE_KIND_NODE, plain, BIG, other,
-			     &rn),
+	                     &rn),
 	    0);
 	ck_assert_mem_ne(r1.key, rn.key, STORAGE_KEY_LEN);
 	ck_assert_mem_ne(r1.block.b, rn.block.b, DHTKEY_LEN);
 	/* A one-byte change of the plaintext changes the key. */
 	plain[BIG / 2] ^= 1;
 	ck_assert_int_eq(storage_seal(a1, STORAGE_KIND_DATA, plain, BIG, other,
-			     &rb),
+	                     &rb),
 	    0);
 	ck_assert_mem_ne(r1.key, rb.key, STORAGE_KEY_LEN);
 	free(again);
@@ -197,17 +199,17 @@ START_TEST(test_iterations_matter)
 	ck_assert_int_eq(storage_codec_new(secret_a, 1, true, &c1), 0);
 	ck_assert_int_eq(storage_codec_new(secret_a, 2, true, &c2), 0);
 	ck_assert_int_eq(storage_derive_key(c1, STORAGE_KIND_DATA, plain, 100,
-			     k1),
+	                     k1),
 	    0);
 	ck_assert_int_eq(storage_derive_key(c2, STORAGE_KIND_DATA, plain, 100,
-			     k2),
+	                     k2),
 	    0);
 	ck_assert_mem_ne(k1, k2, sizeof(k1));
 	storage_codec_free(c1);
 	storage_codec_free(c2);
 	ck_assert_int_eq(storage_codec_new(secret_a, 0, true, &c1), -EINVAL);
-	ck_assert_int_eq(storage_codec_new(secret_a,
-			     STORAGE_ITERATIONS_MAX + 1, true, &c1),
+	ck_assert_int_eq(storage_codec_new(secret_a, STORAGE_ITERATIONS_MAX + 1,
+	                     true, &c1),
 	    -EINVAL);
 }
 END_TEST
@@ -219,22 +221,22 @@ START_TEST(test_tamper)
 	struct storage_ref ref, bad;
 
 	ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, plain, len, sealed,
-			     &ref),
+	                     &ref),
 	    0);
 	/* Every flipped bit fails the hash check. */
 	for (size_t i = 0; i < slen; i += 97) {
 		sealed[i] ^= 0x10;
 		ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed,
-				     slen, opened, BIG, &got),
+		                     slen, opened, BIG, &got),
 		    -EBADMSG);
 		sealed[i] ^= 0x10;
 	}
 	/* Truncated or extended: the hash again. */
 	ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed, slen - 1,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EBADMSG);
 	ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed, 5,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EBADMSG);
 	/* A block altered and its hash updated (a peer that returns other
 	 * bytes under the right name cannot, but a wrong ref can): the AEAD
@@ -244,7 +246,7 @@ START_TEST(test_tamper)
 		sealed[i] ^= 0x01;
 		dhtkey_of_block(sealed, slen, &bad.block);
 		ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed,
-				     slen, opened, BIG, &got),
+		                     slen, opened, BIG, &got),
 		    -EBADMSG);
 		sealed[i] ^= 0x01;
 	}
@@ -252,34 +254,34 @@ START_TEST(test_tamper)
 	memcpy(&bad, &ref, sizeof(bad));
 	bad.key[5] ^= 1;
 	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EBADMSG);
 	/* The wrong kind (bound in the associated data). */
 	ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_NODE, sealed, slen,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EBADMSG);
 	/* A DATA ref whose length disagrees with the block. */
 	memcpy(&bad, &ref, sizeof(bad));
 	bad.len = len - 1;
 	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EBADMSG);
 	/* Too small a buffer. */
 	ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed, slen,
-			     opened, len - 1, &got),
+	                     opened, len - 1, &got),
 	    -EMSGSIZE);
 	/* The other cipher byte, hash fixed up: the AD differs. */
 	memcpy(&bad, &ref, sizeof(bad));
 	sealed[0] ^= 0x03;
 	dhtkey_of_block(sealed, slen, &bad.block);
 	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EBADMSG);
 	/* An unknown cipher byte. */
 	sealed[0] = 0x7f;
 	dhtkey_of_block(sealed, slen, &bad.block);
 	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EPROTO);
 	storage_codec_free(c);
 }
@@ -293,13 +295,13 @@ START_TEST(test_bad_arguments)
 
 	ck_assert_int_eq(storage_seal(c, 3, plain, 10, sealed, &ref), -EINVAL);
 	ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, NULL, 10, sealed,
-			     &ref),
+	                     &ref),
 	    -EINVAL);
 	ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, plain, 10, sealed,
-			     &ref),
+	                     &ref),
 	    0);
 	ck_assert_int_eq(storage_open(&ref, 0, sealed, storage_sealed_len(10),
-			     opened, BIG, &got),
+	                     opened, BIG, &got),
 	    -EINVAL);
 	storage_codec_free(c);
 	storage_codec_free(NULL);
