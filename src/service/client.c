@@ -74,6 +74,9 @@ client_free(struct client *c)
 	relay_client_gone(c);
 	ping_client_gone(c);
 	requests_dht_client_gone(c);
+	requests_storage_client_gone(c);
+	while (c->n_fds > 0)
+		(void)close(client_take_fd(c));
 	client_backlog_add(c, -(int64_t)buf_size(&c->out));
 	if (c->ev_read != NULL)
 		event_free(c->ev_read);
@@ -124,6 +127,7 @@ client_end(struct client *c)
 	relay_client_gone(c);
 	ping_client_gone(c);
 	requests_dht_client_gone(c);
+	requests_storage_client_gone(c);
 	if (c->reading)
 		(void)event_del(c->ev_read);
 	c->reading = false;
@@ -217,6 +221,47 @@ client_frame(struct client *c, const struct msg_frame *f)
 }
 
 int
+client_take_fd(struct client *c)
+{
+	int fd;
+
+	if (c->n_fds == 0)
+		return -1;
+	fd = c->fds[0];
+	memmove(c->fds, c->fds + 1, --c->n_fds * sizeof(c->fds[0]));
+	return fd;
+}
+
+/* Keeps the descriptors of a recvmsg(); false if there were more than
+ * SERVICE_FDS_MAX waiting (those are closed). */
+static bool
+client_keep_fds(struct client *c, struct msghdr *mh)
+{
+	bool ok = (mh->msg_flags & MSG_CTRUNC) == 0;
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm != NULL; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t n;
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			    sizeof(fd));
+			if (c->n_fds < SERVICE_FDS_MAX)
+				c->fds[c->n_fds++] = fd;
+			else {
+				(void)close(fd);
+				ok = false;
+			}
+		}
+	}
+	return ok;
+}
+
+int
 client_process(struct client *c)
 {
 	struct msg_frame f;
@@ -236,6 +281,11 @@ client_process(struct client *c)
 		(*c->svc->c.frames_in)++;
 		buf_consume(&c->in, f.size);
 	}
+	/* A descriptor arrives with the first byte of its frame: one left
+	 * when no frame is half read came with a frame that takes none. */
+	if (c->n_fds > 0 && buf_size(&c->in) == 0 && !c->closing)
+		return client_drop(c, 0, -EBADMSG,
+		    "file descriptor sent with a request that takes none");
 	return 0;
 }
 
@@ -337,6 +387,12 @@ static void
 client_on_read(evutil_socket_t fd, short what, void *cls)
 {
 	struct client *c = cls;
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(SERVICE_FDS_MAX * sizeof(int))];
+	} cm;
+	struct iovec iov;
+	struct msghdr mh;
 	uint8_t *p;
 	ssize_t n;
 
@@ -347,7 +403,23 @@ client_on_read(evutil_socket_t fd, short what, void *cls)
 		client_free(c);
 		return;
 	}
-	n = read(fd, p, SERVICE_READ_CHUNK);
+	/* Files come as descriptors (FILE_PUT, FILE_GET): the daemon never
+	 * opens a path a client names. */
+	iov.iov_base = p;
+	iov.iov_len = SERVICE_READ_CHUNK;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.b;
+	mh.msg_controllen = sizeof(cm.b);
+	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	if (n > 0 && !client_keep_fds(c, &mh)) {
+		buf_commit(&c->in, (size_t)n);
+		(void)client_drop(c, 0, -EBADMSG,
+		    "more file descriptors sent than requests to take them");
+		client_end(c);
+		return;
+	}
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;

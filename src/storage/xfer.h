@@ -39,15 +39,15 @@ enum xfer_state {
 /* What a transfer has done so far. */
 struct xfer_progress {
 	uint64_t id;
-	uint64_t bytes_done;  /* file bytes whose blocks are done */
-	uint64_t bytes_total; /* the file's size */
-	uint64_t blocks_done; /* chunks and manifest nodes */
+	uint64_t bytes_done;   /* file bytes whose blocks are done */
+	uint64_t bytes_total;  /* the file's size */
+	uint64_t blocks_done;  /* chunks and manifest nodes */
 	uint64_t blocks_total; /* chunks, and nodes once known (put: 0
 				* until the manifest is finished) */
-	uint64_t rate;        /* bytes a second, over the last seconds */
-	uint32_t in_flight;   /* blocks asked of the DHT now */
-	uint32_t window;      /* the most it may have in flight now */
-	uint32_t peers;       /* distinct storing peers seen (put) */
+	uint64_t rate;         /* bytes a second, over the last seconds */
+	uint32_t in_flight;    /* blocks asked of the DHT now */
+	uint32_t window;       /* the most it may have in flight now */
+	uint32_t peers;        /* distinct storing peers seen (put) */
 };
 
 /* How a transfer ended. Borrowed for the callback. */
@@ -70,14 +70,14 @@ typedef void xfer_done_fn(void *cls, const struct xfer_result *r);
 
 /* What a client asks for. */
 struct xfer_req {
-	int fd;              /* taken by xfer_put/xfer_get, also on error */
-	uid_t uid;           /* the client's (SO_PEERCRED) */
-	const char *label;   /* put: a name for lists; may be "" */
-	const char *uri;     /* get: the file's URI */
+	int fd;               /* taken by xfer_put/xfer_get, also on error */
+	uid_t uid;            /* the client's (SO_PEERCRED) */
+	const char *label;    /* put: a name for lists; may be "" */
+	const char *uri;      /* get: the file's URI */
 	unsigned replication; /* put: 0 the DHT's default */
 	uint32_t progress_ms; /* between progress calls; 0 none */
 	xfer_progress_fn *progress;
-	xfer_done_fn *done;  /* called once, never from inside the call */
+	xfer_done_fn *done; /* called once, never from inside the call */
 	void *cls;
 };
 

@@ -30,22 +30,22 @@
 #include "storage/xfer_window.h"
 
 #define XFER_TICK_US       (100u * 1000)
-#define XFER_RATE_WINDOW_S 2.0   /* rate: an average over about this */
-#define XFER_FLUSH_RECORDS 64    /* done records written in one job */
+#define XFER_RATE_WINDOW_S 2.0            /* rate: an average over about this */
+#define XFER_FLUSH_RECORDS 64             /* done records written in one job */
 #define XFER_FLUSH_US      (1000u * 1000) /* or after this long */
-#define XFER_TRIES         4     /* asks of one block before failing */
-#define XFER_IDENT_MAX     64    /* bytes naming what a task works on */
+#define XFER_TRIES         4              /* asks of one block before failing */
+#define XFER_IDENT_MAX     64 /* bytes naming what a task works on */
 #define XFER_LABEL_MAX     255
-#define XFER_PEERS_MAX     64    /* distinct storers counted per put */
+#define XFER_PEERS_MAX     64 /* distinct storers counted per put */
 
 /* [storage], parsed. */
 struct xfer_cfg {
-	uint32_t chunk_size;    /* CHUNK_SIZE */
-	unsigned iterations;    /* ITERATIONS */
-	unsigned workers;       /* WORKERS */
-	unsigned max_in_flight; /* MAX_IN_FLIGHT */
-	unsigned replication;   /* REPLICATION, 0: the DHT's */
-	uint64_t lifetime_s;    /* LIFETIME */
+	uint32_t chunk_size;        /* CHUNK_SIZE */
+	unsigned iterations;        /* ITERATIONS */
+	unsigned workers;           /* WORKERS */
+	unsigned max_in_flight;     /* MAX_IN_FLIGHT */
+	unsigned replication;       /* REPLICATION, 0: the DHT's */
+	uint64_t lifetime_s;        /* LIFETIME */
 	char secret_file[PATH_MAX]; /* SHARED_SECRET_FILE, "" per user */
 };
 
@@ -57,28 +57,28 @@ struct xfer_counters {
 	uint64_t *gets_started;
 	uint64_t *gets_done;
 	uint64_t *gets_failed;
-	uint64_t *resumed;        /* transfers that went on from records */
+	uint64_t *resumed; /* transfers that went on from records */
 	uint64_t *cancelled;
-	uint64_t *blocks_put;     /* blocks sent with DHT PUTs */
-	uint64_t *blocks_skipped; /* put: receipts recorded, not sent */
-	uint64_t *blocks_got;     /* blocks fetched and opened */
-	uint64_t *chunks_resumed; /* get: written by an earlier run */
-	uint64_t *block_retries;  /* a block asked or put again after a
+	uint64_t *blocks_put;      /* blocks sent with DHT PUTs */
+	uint64_t *blocks_skipped;  /* put: receipts recorded, not sent */
+	uint64_t *blocks_got;      /* blocks fetched and opened */
+	uint64_t *chunks_resumed;  /* get: written by an earlier run */
+	uint64_t *block_retries;   /* a block asked or put again after a
 				   * failure */
-	uint64_t *hedges;         /* a slow block asked again */
-	uint64_t *hedges_won;     /* ... and the second ask came first */
-	uint64_t *blocks_bad;     /* failed their hash or AEAD check */
+	uint64_t *hedges;          /* a slow block asked again */
+	uint64_t *hedges_won;      /* ... and the second ask came first */
+	uint64_t *blocks_bad;      /* failed their hash or AEAD check */
 	uint64_t *underreplicated; /* put with fewer receipts than asked */
-	uint64_t *bytes_put;      /* file bytes put */
-	uint64_t *bytes_got;      /* file bytes written */
-	uint64_t *uri_bad;        /* malformed URIs refused */
-	uint64_t *manifest_bad;   /* manifests refused */
-	uint64_t *file_changed;   /* files that changed while put */
-	uint64_t *disk_full;      /* gets that ran out of space */
-	uint64_t *checksum_bad;   /* gets whose XXH128 did not match */
-	uint64_t *db_failed;      /* records that could not be written */
-	uint64_t *in_flight;      /* gauge: blocks asked of the DHT */
-	uint64_t *running;        /* gauge: transfers running */
+	uint64_t *bytes_put;       /* file bytes put */
+	uint64_t *bytes_got;       /* file bytes written */
+	uint64_t *uri_bad;         /* malformed URIs refused */
+	uint64_t *manifest_bad;    /* manifests refused */
+	uint64_t *file_changed;    /* files that changed while put */
+	uint64_t *disk_full;       /* gets that ran out of space */
+	uint64_t *checksum_bad;    /* gets whose XXH128 did not match */
+	uint64_t *db_failed;       /* records that could not be written */
+	uint64_t *in_flight;       /* gauge: blocks asked of the DHT */
+	uint64_t *running;         /* gauge: transfers running */
 };
 
 /* A convergence codec, one per uid (or one for all: shared secret). */
@@ -106,10 +106,10 @@ struct xfer {
 	struct xfer_counters c;
 	TAILQ_HEAD(, xfer_task) tasks; /* running and resumable */
 	LIST_HEAD(, xfer_codec) codecs;
-	bool loaded;         /* the records were read back */
-	bool stopping;       /* in xfer_free() */
+	bool loaded;   /* the records were read back */
+	bool stopping; /* in xfer_free() */
 	char state_dir[PATH_MAX];
-	uint64_t sink;       /* counter of last resort */
+	uint64_t sink; /* counter of last resort */
 };
 
 /* A record waiting to be written: a block done (put: with its receipts;
@@ -128,25 +128,25 @@ struct xfer_task {
 	enum xfer_state state;
 	uid_t uid;
 	char label[XFER_LABEL_MAX + 1]; /* put: the client's; get: URI */
-	uint8_t ident[XFER_IDENT_MAX]; /* what it works on (resume key) */
+	uint8_t ident[XFER_IDENT_MAX];  /* what it works on (resume key) */
 	size_t ident_len;
 	uint64_t size;       /* the file's */
 	uint64_t bytes_done; /* as recorded (resumable) or counted */
 	uint64_t updated_s;
 	/* running */
-	int fd;              /* the client's file, -1 */
-	bool ended;          /* end_task ran; freed once jobs == 0 */
-	bool failed;         /* a failure is being reported */
-	unsigned jobs;       /* worker jobs not yet back */
+	int fd;        /* the client's file, -1 */
+	bool ended;    /* end_task ran; freed once jobs == 0 */
+	bool failed;   /* a failure is being reported */
+	unsigned jobs; /* worker jobs not yet back */
 	LIST_HEAD(, xfer_attempt) attempts; /* DHT requests out */
 	LIST_HEAD(, xfer_dbjob) dbjobs;     /* database jobs out */
 	xfer_progress_fn *progress;
 	xfer_done_fn *done;
 	void *cls;
 	uint32_t progress_ms;
-	uint64_t progress_us;  /* when progress was last reported */
+	uint64_t progress_us; /* when progress was last reported */
 	struct xfer_window win;
-	unsigned in_flight;    /* DHT requests of blocks out */
+	unsigned in_flight; /* DHT requests of blocks out */
 	uint64_t blocks_done;
 	uint64_t blocks_total;
 	uint64_t blocks_sent;
@@ -154,19 +154,19 @@ struct xfer_task {
 	double rate;           /* bytes/s */
 	uint64_t rate_bytes;   /* bytes_done at the last sample */
 	uint64_t rate_us;      /* its time */
-	struct xfer_rec *recs;  /* done records to write */
+	struct xfer_rec *recs; /* done records to write */
 	size_t n_recs, cap_recs;
 	uint64_t flush_us;      /* last write of records */
 	bool flushing;          /* a record job is out */
 	struct xfer_rec *prior; /* done by an earlier run (sorted by idx) */
 	size_t n_prior;
 	void (*on_loaded)(struct xfer_task *t); /* waits for the records */
-	bool start_pending;     /* xfer_task_start_later() */
-	unsigned replication;   /* put: asked by the client */
-	struct storage_ref root; /* get: from the URI */
-	struct xfer_put *put;   /* kind's state */
+	bool start_pending;                     /* xfer_task_start_later() */
+	unsigned replication;                   /* put: asked by the client */
+	struct storage_ref root;                /* get: from the URI */
+	struct xfer_put *put;                   /* kind's state */
 	struct xfer_get *get;
-	char uri[STORAGE_URI_MAX];    /* the file's, once known */
+	char uri[STORAGE_URI_MAX]; /* the file's, once known */
 	uint8_t xxh128[16];
 	unsigned peers;
 	struct dhtkey peer_ids[XFER_PEERS_MAX];
@@ -199,6 +199,8 @@ void xfer_task_count(struct xfer_task *t, uint64_t len);
 /* Queues a done record; writes a batch when due. */
 void xfer_task_record(struct xfer_task *t, int64_t idx,
     const struct dhtkey *key);
+/* Sorts t->prior by idx (after xfer_db_load_blocks). */
+void xfer_task_prior_sort(struct xfer_task *t);
 /* The key an earlier run recorded for idx, or NULL. */
 const struct dhtkey *xfer_task_prior(const struct xfer_task *t, int64_t idx);
 /* Notes a storing peer (progress's peers). */
@@ -212,7 +214,7 @@ struct xfer_attempt {
 	struct xfer_task *t;           /* NULL once t is gone */
 	void *what;                    /* the block it is for */
 	uint64_t sent_us;
-	bool hedge;                    /* a second ask of a slow block */
+	bool hedge; /* a second ask of a slow block */
 };
 /* A new attempt of t for what, linked. NULL on OOM. */
 struct xfer_attempt *xfer_attempt_new(struct xfer_task *t, void *what);

@@ -26,11 +26,11 @@ struct xfer_pool {
 	struct event *ev_done; /* efd readable */
 	int efd;
 	pthread_mutex_t mu;
-	pthread_cond_t cond;          /* queued grew, or stop */
-	struct xfer_job_list queued;  /* not yet taken */
-	struct xfer_job_list done;    /* finished, for the loop */
+	pthread_cond_t cond;         /* queued grew, or stop */
+	struct xfer_job_list queued; /* not yet taken */
+	struct xfer_job_list done;   /* finished, for the loop */
 	bool stop;
-	size_t busy;                  /* queued or running; the loop's */
+	size_t busy; /* queued or running; the loop's */
 	pthread_t threads[XFER_POOL_MAX];
 	unsigned n_threads;
 };
@@ -111,8 +111,8 @@ xfer_pool_new(struct event_base *base, unsigned n, struct xfer_pool **ret)
 		r = -errno;
 		goto fail;
 	}
-	p->ev_done = event_new(base, p->efd, EV_READ | EV_PERSIST,
-	    xfer_pool_on_done, p);
+	p->ev_done =
+	    event_new(base, p->efd, EV_READ | EV_PERSIST, xfer_pool_on_done, p);
 	if (p->ev_done == NULL || event_add(p->ev_done, NULL) < 0) {
 		r = -ENOMEM;
 		goto fail;

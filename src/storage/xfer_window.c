@@ -51,7 +51,7 @@ xfer_window_ok(struct xfer_window *w, uint64_t lat_us, uint64_t now_us)
 		w->rttvar_us = lat_us / 2;
 	} else {
 		err = lat_us > w->srtt_us ? lat_us - w->srtt_us
-					  : w->srtt_us - lat_us;
+		                          : w->srtt_us - lat_us;
 		w->rttvar_us = (3 * w->rttvar_us + err) / 4;
 		w->srtt_us = (7 * w->srtt_us + lat_us) / 8;
 	}

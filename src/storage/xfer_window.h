@@ -19,17 +19,17 @@
 #include <stdint.h>
 
 #define XFER_WINDOW_START  4u
-#define XFER_HEDGE_MIN_US  (200u * 1000) /* never ask again sooner */
+#define XFER_HEDGE_MIN_US  (200u * 1000)  /* never ask again sooner */
 #define XFER_HEDGE_INIT_US (2000u * 1000) /* before any latency is known */
 
 struct xfer_window {
-	double w;          /* blocks that may be in flight */
-	double ssthresh;   /* doubling stops here */
-	unsigned cap;      /* [storage] MAX_IN_FLIGHT */
-	uint64_t srtt_us;  /* smoothed latency, 0 before the first */
+	double w;         /* blocks that may be in flight */
+	double ssthresh;  /* doubling stops here */
+	unsigned cap;     /* [storage] MAX_IN_FLIGHT */
+	uint64_t srtt_us; /* smoothed latency, 0 before the first */
 	uint64_t rttvar_us;
-	uint64_t min_us;   /* least latency seen */
-	uint64_t cut_us;   /* when the window was last cut */
+	uint64_t min_us; /* least latency seen */
+	uint64_t cut_us; /* when the window was last cut */
 };
 
 /* A window starting at XFER_WINDOW_START (or cap, if smaller). */
