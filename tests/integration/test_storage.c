@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,270 @@ START_TEST(test_dedup)
 }
 END_TEST
 
+/* True if needle is in any file under dir (recursively). */
+static bool
+dir_has(const char *dir, const char *needle)
+{
+	char cmd[4200];
+	int status;
+
+	/* grep -r reads every byte of every file, SQLite's WAL included. */
+	(void)snprintf(cmd, sizeof(cmd), "grep -rqa -- '%s' '%s'", needle, dir);
+	status = system(cmd);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Nothing of the plaintext reaches a block store: the marker of a file
+ * put and got is in no daemon's state directory (blocks.sqlite and its
+ * WAL, the records of the transfers) nor its log. */
+START_TEST(test_marker)
+{
+	static const char marker[] = "ferry-MARKER-9e1f03c2";
+	char *file = make_file("marked", 64 * CHUNK + 100, marker), *out, *uri;
+
+	uri = put_cli(d[0], file);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	ck_assert_int_eq(get_cli(d[2], uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	ck_assert(dir_has(harness_dir(h), marker)); /* the probe works */
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(!dir_has(d[i]->state_dir, marker),
+		    "the marker is in d%d's state directory", i);
+		ck_assert_msg(!harness_daemon_log_has(d[i], marker),
+		    "the marker is in d%d's log", i);
+	}
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
+/* Runs ferry with args (NULL-terminated) on dd in the background,
+ * output thrown away; its pid. */
+static pid_t
+spawn_cli(struct harness_daemon *dd, ...)
+{
+	const char *argv[16] = { harness_cli_path(), "--socket", dd->socket };
+	size_t n = 3;
+	va_list ap;
+	pid_t pid;
+	int fd;
+
+	va_start(ap, dd);
+	while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open("/dev/null", O_RDWR);
+		(void)dup2(fd, 0);
+		(void)dup2(fd, 1);
+		(void)dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int
+wait_pid(pid_t pid)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Waits until counter name of dd reaches value; false if pid ended
+ * first. */
+static bool
+wait_counter(struct harness_daemon *dd, const char *name, uint64_t value,
+    pid_t pid)
+{
+	uint64_t end = harness_now_ms() + 60000;
+	int status;
+
+	while (mesh_stat(dd, name) < value) {
+		if (waitpid(pid, &status, WNOHANG) == pid ||
+		    harness_now_ms() > end)
+			return false;
+		harness_sleep_ms(5);
+	}
+	return true;
+}
+
+/* A storing daemon killed in the middle of a get: the others hold every
+ * block, and the get completes, right. */
+START_TEST(test_storer_killed)
+{
+	char *file = make_file("big", 3000 * CHUNK + 3, NULL), *out, *uri;
+	pid_t pid;
+
+	uri = put_cli(d[0], file);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	pid = spawn_cli(d[3], "get", uri, "-o", out, NULL);
+	ck_assert_msg(wait_counter(d[3], "storage.blocks_got", 300, pid),
+	    "the get ended before a storing daemon could be killed");
+	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
+	ck_assert_int_eq(wait_pid(pid), 0);
+	ck_assert(same_files(file, out));
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
+/* Damages every block in d3's store (stopped), restarts it: its own
+ * copies are wrong now, and each block comes right from another. */
+static void
+damage_store(struct harness_daemon *dd)
+{
+	char path[4200];
+	sqlite3 *db;
+
+	ck_assert_int_eq(harness_daemon_stop(dd, 10000, NULL), 0);
+	(void)snprintf(path, sizeof(path), "%s/blocks.sqlite", dd->state_dir);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db,
+	                     "UPDATE blocks SET data = randomblob(size)", NULL,
+	                     NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_int_gt(sqlite3_changes(db), 0);
+	ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+	ck_assert_int_eq(harness_daemon_start_ready(dd), 0);
+	wait_tables();
+}
+
+START_TEST(test_damaged_replica)
+{
+	char *file = make_file("dam", 50 * CHUNK + 9, NULL), *out, *uri;
+
+	uri = put_cli(d[0], file);
+	damage_store(d[3]);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	ck_assert_int_eq(get_cli(d[3], uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	/* Its own copies were asked first and failed their hash. */
+	ck_assert_uint_gt(mesh_stat(d[3], "dht.blocks_bad"), 0);
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
+/* What ferry put --json said, parsed roughly: the number after key. */
+static uint64_t
+json_uint_of(const char *json, const char *key)
+{
+	char probe[64];
+	const char *p;
+
+	(void)snprintf(probe, sizeof(probe), "\"%s\":", key);
+	p = strstr(json, probe);
+	ck_assert_msg(p != NULL, "no %s in %s", key, json);
+	return strtoull(p + strlen(probe), NULL, 10);
+}
+
+/* The putting daemon killed with SIGKILL in the middle of a put and
+ * restarted: ferry put run again finishes, and sends none of the blocks
+ * whose receipts the first run recorded. */
+START_TEST(test_put_resumes)
+{
+	char *file = make_file("resume", 3000 * CHUNK + 11, NULL);
+	struct harness_output o;
+	uint64_t before, sent, skipped, total;
+	char *hello;
+	pid_t pid;
+
+	/* d0 was the first: restarted, it needs a peer to start from. */
+	hello = mesh_hello(d[1]);
+	ck_assert_int_eq(harness_daemon_config(d[0], "[core]\nBOOTSTRAP = %s\n",
+	                     hello),
+	    0);
+	free(hello);
+	pid = spawn_cli(d[0], "put", file, NULL);
+	ck_assert_msg(wait_counter(d[0], "storage.blocks_put", 600, pid),
+	    "the put ended before its daemon could be killed");
+	ck_assert_int_eq(harness_daemon_kill(d[0]), 0);
+	before = 600;
+	ck_assert_int_ne(wait_pid(pid), 0);
+	ck_assert_int_eq(harness_daemon_start_ready(d[0]), 0);
+	wait_tables();
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "--json", "put", file, NULL),
+	    0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	sent = json_uint_of(o.out, "blocks_sent");
+	skipped = json_uint_of(o.out, "blocks_skipped");
+	harness_output_free(&o);
+	/* Records are written in batches: those of the last moments before
+	 * the kill may be lost, never more. */
+	ck_assert_uint_ge(skipped + 2 * 64, before);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.resumed"), 1);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.blocks_skipped"), skipped);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.blocks_put"), sent);
+	/* Every block once: the same file's put on another daemon (another
+	 * secret, the same shape) sends as many. */
+	ck_assert_int_eq(harness_run_cli(d[1], &o, "--json", "put", file, NULL),
+	    0);
+	ck_assert_int_eq(o.status, 0);
+	total = json_uint_of(o.out, "blocks_sent");
+	harness_output_free(&o);
+	ck_assert_uint_eq(sent + skipped, total);
+	free(file);
+}
+END_TEST
+
+/* ferry get killed in the middle: run again into the same .part file,
+ * it skips what was written, and the file is right. */
+START_TEST(test_get_resumes)
+{
+	char *file = make_file("gres", 3000 * CHUNK + 5, NULL), *out, *uri;
+	char *part;
+	pid_t pid;
+
+	uri = put_cli(d[0], file);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	ck_assert_int_gt(asprintf(&part, "%s.part", out), 0);
+	pid = spawn_cli(d[2], "get", uri, "-o", out, NULL);
+	ck_assert(wait_counter(d[2], "storage.blocks_got", 600, pid));
+	(void)kill(pid, SIGKILL);
+	(void)wait_pid(pid);
+	ck_assert(access(out, F_OK) < 0);   /* nothing that looks done */
+	ck_assert(access(part, F_OK) == 0); /* kept to resume */
+	/* The client's leaving stops the transfer, resumable. */
+	harness_sleep_ms(500);
+	ck_assert_int_eq(get_cli(d[2], uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	ck_assert(access(part, F_OK) < 0);
+	ck_assert_uint_eq(mesh_stat(d[2], "storage.resumed"), 1);
+	ck_assert_uint_gt(mesh_stat(d[2], "storage.chunks_resumed"), 0);
+	free(part);
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
+/* A malformed URI: exit status 2, the reason, counted, no file left. */
+START_TEST(test_bad_uri)
+{
+	char *out, err[512];
+
+	ck_assert_int_gt(asprintf(&out, "%s/bad.got", harness_dir(h)), 0);
+	ck_assert_int_eq(get_cli(d[1], "ferry:f1.12.NOTAURI", out, err,
+	                     sizeof(err)),
+	    2);
+	ck_assert_msg(strstr(err, "ferry get: ") != NULL, "%s", err);
+	ck_assert_int_eq(get_cli(d[1], "ferry://peer", out, err, sizeof(err)),
+	    2);
+	ck_assert(access(out, F_OK) < 0);
+	ck_assert_uint_eq(mesh_stat(d[1], "storage.uri_bad"), 2);
+	free(out);
+}
+END_TEST
+
 static Suite *
 storage_suite(void)
 {
@@ -282,6 +547,12 @@ storage_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trips);
 	tcase_add_test(tc, test_dedup);
+	tcase_add_test(tc, test_marker);
+	tcase_add_test(tc, test_storer_killed);
+	tcase_add_test(tc, test_damaged_replica);
+	tcase_add_test(tc, test_put_resumes);
+	tcase_add_test(tc, test_get_resumes);
+	tcase_add_test(tc, test_bad_uri);
 	suite_add_tcase(s, tc);
 	return s;
 }
