@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -537,6 +538,60 @@ START_TEST(test_bad_uri)
 }
 END_TEST
 
+/* A file that grows while it is put: the put fails, saying so, and is
+ * counted; nothing is left to resume. */
+START_TEST(test_file_changed)
+{
+	char *file = make_file("grows", 3000 * CHUNK, NULL);
+	struct harness_output o;
+	FILE *f;
+	pid_t pid;
+
+	pid = spawn_cli(d[0], "put", file, NULL);
+	ck_assert(wait_counter(d[0], "storage.blocks_put", 100, pid));
+	f = fopen(file, "ab");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs("more", f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(wait_pid(pid), 7);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.file_changed"), 1);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.puts_failed"), 1);
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "transfers", NULL), 0);
+	ck_assert_str_eq(o.out, "");
+	harness_output_free(&o);
+	free(file);
+}
+END_TEST
+
+/* A get into a full disk (a 64 KiB tmpfs): a clear error, exit 7,
+ * counted; the file is not renamed into place. */
+START_TEST(test_disk_full)
+{
+	char *file = make_file("wide", 200 * CHUNK, NULL), *dir, *out, *uri;
+	char err[512];
+
+	ck_assert_int_gt(asprintf(&dir, "%s/small", harness_dir(h)), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=64k") < 0) {
+		fprintf(stderr, "test_disk_full skipped: cannot mount: %s\n",
+		    strerror(errno));
+		goto out;
+	}
+	uri = put_cli(d[0], file);
+	ck_assert_int_gt(asprintf(&out, "%s/wide", dir), 0);
+	ck_assert_int_eq(get_cli(d[1], uri, out, err, sizeof(err)), 7);
+	ck_assert_msg(strstr(err, "no space left") != NULL, "%s", err);
+	ck_assert(access(out, F_OK) < 0);
+	ck_assert_uint_eq(mesh_stat(d[1], "storage.disk_full"), 1);
+	ck_assert_int_eq(umount(dir), 0);
+	free(out);
+	free(uri);
+out:
+	free(dir);
+	free(file);
+}
+END_TEST
+
 static Suite *
 storage_suite(void)
 {
@@ -553,6 +608,8 @@ storage_suite(void)
 	tcase_add_test(tc, test_put_resumes);
 	tcase_add_test(tc, test_get_resumes);
 	tcase_add_test(tc, test_bad_uri);
+	tcase_add_test(tc, test_file_changed);
+	tcase_add_test(tc, test_disk_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
