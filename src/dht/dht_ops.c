@@ -194,8 +194,10 @@ dht_ops_lookup(struct dht *d, const struct dhtkey *key)
 	d->filling = false;
 }
 
-void
-dht_op_retry_get(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
+/* Sends op's GET, under a new request id, to the peers closest to its
+ * key that we know, but bad and ourselves; op->asked counts them. */
+static void
+dht_op_ask_closest(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 {
 	struct dhtkey ids[DHTMSG_REPL_MAX + 2];
 	uint8_t helo[DHTMSG_HELO_MAX];
@@ -211,7 +213,6 @@ dht_op_retry_get(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 	while (dht_op_find(d, op->req_id) != NULL);
 	if (map_put(d->op_by_id, &op->req_id, sizeof(op->req_id), op) < 0)
 		return; /* unreachable now: the timeout ends it */
-	(*d->c.retries)++;
 	memset(&req, 0, sizeof(req));
 	req.type = FERRY_MSG_DHT_GET;
 	req.req_id = op->req_id;
@@ -232,6 +233,37 @@ dht_op_retry_get(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 		}
 	buf_done(&out);
 	(void)pathcache_add(d->paths, &d->self, op->req_id, NULL, dht_now(d));
+}
+
+void
+dht_op_retry_get(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
+{
+	(*d->c.retries)++;
+	dht_op_ask_closest(d, op, bad);
+}
+
+int
+dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
+    void *cls)
+{
+	struct dhtmsg_req req;
+	struct dht_op *op;
+
+	if (done == NULL)
+		return -EINVAL;
+	op = dht_op_new(d, FERRY_MSG_DHT_GET, key, done, cls);
+	if (op == NULL)
+		return -ENOMEM;
+	d->starting = true;
+	dht_op_ask_closest(d, op, &d->self);
+	d->starting = false;
+	if (op->asked > 0)
+		return 0;
+	/* Nobody known to ask directly: routed, as dht_get() does. */
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_GET;
+	dht_op_start(d, op, &req);
+	return 0;
 }
 
 void

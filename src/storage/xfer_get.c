@@ -121,7 +121,11 @@ xfer_get_ask(struct xfer_task *t, struct xfer_fetch *f, bool hedge)
 	if (a == NULL)
 		return -ENOMEM;
 	a->hedge = hedge;
-	r = dht_get(t->x->dht, &f->ref.block, xfer_get_block_done, a);
+	/* A hedge asks the holders directly: the route the first ask took
+	 * may be what is slow. */
+	r = hedge
+	    ? dht_get_wide(t->x->dht, &f->ref.block, xfer_get_block_done, a)
+	    : dht_get(t->x->dht, &f->ref.block, xfer_get_block_done, a);
 	if (r < 0) {
 		struct xfer_attempt gone;
 

@@ -592,6 +592,29 @@ out:
 }
 END_TEST
 
+/* One storing daemon slow (300 ms each way on its links): the blocks the
+ * getter asked of it are asked again of the other holders after a delay
+ * from the latencies seen, and those answers win. */
+START_TEST(test_hedged)
+{
+	char *file = make_file("slow", 200 * CHUNK + 1, NULL), *out, *uri;
+
+	uri = put_cli(d[0], file);
+	ck_assert_int_eq(harness_daemon_config(d[2],
+	                     "[testing]\nENABLE = yes\nDELAY = 300 ms\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[2]), 0);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	ck_assert_int_eq(get_cli(d[3], uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	ck_assert_uint_gt(mesh_stat(d[3], "storage.hedges"), 0);
+	ck_assert_uint_gt(mesh_stat(d[3], "storage.hedges_won"), 0);
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
 static Suite *
 storage_suite(void)
 {
@@ -610,6 +633,7 @@ storage_suite(void)
 	tcase_add_test(tc, test_bad_uri);
 	tcase_add_test(tc, test_file_changed);
 	tcase_add_test(tc, test_disk_full);
+	tcase_add_test(tc, test_hedged);
 	suite_add_tcase(s, tc);
 	return s;
 }
