@@ -146,7 +146,8 @@ xfer_codecs_free(struct xfer *x)
 {
 	struct xfer_codec *c;
 
-	while ((c = LIST_FIRST(&x->codecs)) != NULL) {
+	while ((c = LIST_FIRST(&x->codecs)) != NULL ||
+	    (c = LIST_FIRST(&x->retired)) != NULL) {
 		LIST_REMOVE(c, link);
 		storage_codec_free(c->codec);
 		free(c);
@@ -559,6 +560,7 @@ xfer_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	x->store = store;
 	TAILQ_INIT(&x->tasks);
 	LIST_INIT(&x->codecs);
+	LIST_INIT(&x->retired);
 	r = xfer_cfg_parse(cfg, &x->cfg);
 	if (r == 0 &&
 	    snprintf(x->state_dir, sizeof(x->state_dir), "%s", state_dir) >=
@@ -600,10 +602,17 @@ xfer_reload(struct xfer *x, struct cfg *cfg)
 	if (c.workers != x->cfg.workers)
 		log_notice("[storage] WORKERS takes effect after a restart");
 	c.workers = x->cfg.workers;
-	/* Codecs follow the new secret or iterations from now on. */
+	/* Codecs follow the new secret or iterations from now on; running
+	 * puts keep theirs, so the old ones stay until the engine goes. */
 	if (c.iterations != x->cfg.iterations ||
-	    strcmp(c.secret_file, x->cfg.secret_file) != 0)
-		xfer_codecs_free(x);
+	    strcmp(c.secret_file, x->cfg.secret_file) != 0) {
+		struct xfer_codec *k;
+
+		while ((k = LIST_FIRST(&x->codecs)) != NULL) {
+			LIST_REMOVE(k, link);
+			LIST_INSERT_HEAD(&x->retired, k, link);
+		}
+	}
 	x->cfg = c;
 	return 0;
 }

@@ -106,6 +106,9 @@ struct xfer {
 	struct xfer_counters c;
 	TAILQ_HEAD(, xfer_task) tasks; /* running and resumable */
 	LIST_HEAD(, xfer_codec) codecs;
+	LIST_HEAD(, xfer_codec)
+	retired;       /* replaced by a reload, maybe in
+					  * use by running puts */
 	bool loaded;   /* the records were read back */
 	bool stopping; /* in xfer_free() */
 	char state_dir[PATH_MAX];

@@ -615,6 +615,37 @@ START_TEST(test_hedged)
 }
 END_TEST
 
+/* ferry transfers lists a running put; ferry cancel stops it: its
+ * client hears so (status 1), and nothing is left to resume. */
+START_TEST(test_transfers_cancel)
+{
+	char *file = make_file("cancel", 3000 * CHUNK, NULL);
+	struct harness_output o;
+	char id[17] = "";
+	pid_t pid;
+
+	pid = spawn_cli(d[0], "put", file, NULL);
+	ck_assert(wait_counter(d[0], "storage.blocks_put", 50, pid));
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "transfers", NULL), 0);
+	ck_assert_msg(strstr(o.out, " put  running ") != NULL, "%s", o.out);
+	ck_assert_msg(strstr(o.out, file) != NULL, "%s", o.out);
+	ck_assert_int_eq(sscanf(strchr(o.out, '\n') + 1, "%16s", id), 1);
+	harness_output_free(&o);
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "cancel", id, NULL), 0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	harness_output_free(&o);
+	ck_assert_int_eq(wait_pid(pid), 1);
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "transfers", NULL), 0);
+	ck_assert_str_eq(o.out, "");
+	harness_output_free(&o);
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "cancel", id, NULL), 0);
+	ck_assert_int_eq(o.status, 6);
+	harness_output_free(&o);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.cancelled"), 1);
+	free(file);
+}
+END_TEST
+
 static Suite *
 storage_suite(void)
 {
@@ -634,6 +665,7 @@ storage_suite(void)
 	tcase_add_test(tc, test_file_changed);
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_hedged);
+	tcase_add_test(tc, test_transfers_cancel);
 	suite_add_tcase(s, tc);
 	return s;
 }
