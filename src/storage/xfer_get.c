@@ -362,7 +362,10 @@ xfer_get_open_done(struct xfer_job *job)
 		xfer_fetch_free(f);
 		if (r < 0) {
 			(*t->x->c.manifest_bad)++;
-			xfer_get_fail(t, r, manifest_reader_error(g->rd), true);
+			/* Malformed or of an unknown version: either way
+			 * nothing can be got from it. */
+			xfer_get_fail(t, -EBADMSG,
+			    manifest_reader_error(g->rd), true);
 			return;
 		}
 	} else {
@@ -573,7 +576,8 @@ xfer_get_walk(struct xfer_task *t)
 		r = manifest_reader_next(g->rd, &ref, &off);
 		if (r < 0) {
 			(*t->x->c.manifest_bad)++;
-			xfer_get_fail(t, r, manifest_reader_error(g->rd), true);
+			xfer_get_fail(t, -EBADMSG, manifest_reader_error(g->rd),
+			    true);
 			return;
 		}
 		if (r == MANIFEST_DONE) {

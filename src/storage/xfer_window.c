@@ -57,13 +57,7 @@ xfer_window_ok(struct xfer_window *w, uint64_t lat_us, uint64_t now_us)
 	}
 	if (w->min_us == 0 || lat_us < w->min_us)
 		w->min_us = lat_us;
-	/* Queues build up before anything is lost: latency well above the
-	 * least seen means more in flight only waits longer. A floor of
-	 * 2 ms keeps loopback's jitter from reading as congestion. */
-	if (w->srtt_us > 3 * w->min_us && w->srtt_us > 2000 && w->w > 4) {
-		xfer_window_cut(w, 0.75, now_us);
-		return;
-	}
+	(void)now_us;
 	if (w->w < w->ssthresh)
 		w->w += 1;
 	else

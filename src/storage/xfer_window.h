@@ -3,12 +3,13 @@
  * How many blocks a transfer keeps in flight, and when a slow one is
  * asked again, storage layer (issue 13, "Transfers"). The window grows
  * by itself from XFER_WINDOW_START to the cap: doubling per round trip
- * (one more per block answered) until the first sign of congestion,
- * then one more per round trip; it halves on a failure (a timeout, a
- * refusal, fewer receipts than asked) and shrinks by a quarter, once per
- * round trip, when blocks take more than three times the least latency seen
- * (queues building: TCP Vegas's signal, before anything is lost). The
- * latency estimate is RFC 6298's, and a block still unanswered after
+ * (one more per block answered) until the first failure, then one more
+ * per round trip; it halves on a failure (a timeout, a refusal, fewer
+ * receipts than asked), once per round trip (AIMD, as TCP Reno). Latency
+ * alone does not cut it: a DHT's blocks come from many peers, and one
+ * slow peer among fast ones (a latency that is high, not climbing)
+ * would otherwise hold every transfer back to a few blocks in flight.
+ * The latency estimate is RFC 6298's, and a block still unanswered after
  * srtt + 4 rttvar (at least XFER_HEDGE_MIN_US) is asked again. Pure: no
  * clock of its own, no I/O.
  */

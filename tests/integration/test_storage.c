@@ -32,8 +32,12 @@
 
 #include <ferry/client.h>
 
+#include "dht/dhtkey.h"
 #include "harness.h"
 #include "mesh.h"
+#include "storage/chunk.h"
+#include "storage/manifest.h"
+#include "storage/uri.h"
 
 #define N       4
 #define CHUNK   1024 /* [storage] CHUNK_SIZE: deep manifests from small files */
@@ -62,6 +66,16 @@ table_size(struct harness_daemon *dd)
 	return n;
 }
 
+static int
+running_count(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < N; i++)
+		n += harness_daemon_running(d[i]);
+	return n;
+}
+
 static void
 wait_tables(void)
 {
@@ -76,6 +90,12 @@ wait_tables(void)
 			}
 			harness_sleep_ms(100);
 		}
+	/* And linked: the DHT routes only over links, and a table entry
+	 * of a daemon just restarted is there before its link. */
+	for (int i = 0; i < N; i++)
+		if (harness_daemon_running(d[i]))
+			mesh_wait_peers(h, d[i], (size_t)running_count() - 1,
+			    LINK_MS);
 }
 
 static void
@@ -592,26 +612,81 @@ out:
 }
 END_TEST
 
-/* One storing daemon slow (300 ms each way on its links): the blocks the
+/* <0 if a is closer to key than b (XOR), >0 if farther. */
+static int
+xor_cmp(const uint8_t *key, const struct ferry_peer_id *a,
+    const struct ferry_peer_id *b)
+{
+	for (size_t i = 0; i < FERRY_PEER_ID_LEN; i++) {
+		uint8_t x = key[i] ^ a->bytes[i], y = key[i] ^ b->bytes[i];
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+/* The daemon the getter's first asks go to most: for the blocks getter
+ * does not hold (it is the farthest of the four from their keys), the
+ * closest holder. Found by trying keys, as the DHT will. */
+static int
+first_holder_of_misses(int getter)
+{
+	unsigned hits[N] = { 0 };
+	uint8_t key[FERRY_PEER_ID_LEN];
+	int best = getter == 0 ? 1 : 0, far, near;
+
+	for (int k = 0; k < 4096; k++) {
+		randombytes_buf(key, sizeof(key));
+		far = near = -1;
+		for (int i = 0; i < N; i++) {
+			if (far < 0 || xor_cmp(key, &d[i]->id, &d[far]->id) > 0)
+				far = i;
+			if (near < 0 ||
+			    xor_cmp(key, &d[i]->id, &d[near]->id) < 0)
+				near = i;
+		}
+		if (far == getter)
+			hits[near]++;
+	}
+	for (int i = 0; i < N; i++)
+		if (hits[i] > hits[best])
+			best = i;
+	return best;
+}
+
+/* One storing daemon slow (1 s on every unit it sends): the blocks the
  * getter asked of it are asked again of the other holders after a delay
- * from the latencies seen, and those answers win. */
+ * from the latencies seen, and those answers win. The slow one is the
+ * daemon the getter's first asks go to most. */
 START_TEST(test_hedged)
 {
-	char *file = make_file("slow", 200 * CHUNK + 1, NULL), *out, *uri;
+	char name[32], *file, *out, *uri;
+	int slow = first_holder_of_misses(3), from = slow == 0 ? 1 : 0;
 
-	uri = put_cli(d[0], file);
-	ck_assert_int_eq(harness_daemon_config(d[2],
-	                     "[testing]\nENABLE = yes\nDELAY = 300 ms\n"),
+	/* Slow from its start, so that its links are made slow rather than
+	 * changed under way. */
+	ck_assert_int_eq(harness_daemon_stop(d[slow], 10000, NULL), 0);
+	ck_assert_int_eq(harness_daemon_config(d[slow],
+	                     "[testing]\nENABLE = yes\nDELAY = 1 s\n"),
 	    0);
-	ck_assert_int_eq(harness_daemon_reload(d[2]), 0);
-	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
-	ck_assert_int_eq(get_cli(d[3], uri, out, NULL, 0), 0);
-	ck_assert(same_files(file, out));
+	ck_assert_int_eq(harness_daemon_start_ready(d[slow]), 0);
+	wait_tables();
+	/* Which blocks the getter asks of the slow one depends on their
+	 * keys: a second file, should the first have none. */
+	for (int i = 0; i < 2 && mesh_stat(d[3], "storage.hedges") == 0; i++) {
+		(void)snprintf(name, sizeof(name), "slow%d", i);
+		file = make_file(name, 200 * CHUNK + 1, NULL);
+		uri = put_cli(d[from], file);
+		ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+		ck_assert_int_eq(get_cli(d[3], uri, out, NULL, 0), 0);
+		ck_assert(same_files(file, out));
+		free(out);
+		free(uri);
+		free(file);
+	}
 	ck_assert_uint_gt(mesh_stat(d[3], "storage.hedges"), 0);
 	ck_assert_uint_gt(mesh_stat(d[3], "storage.hedges_won"), 0);
-	free(out);
-	free(uri);
-	free(file);
 }
 END_TEST
 
@@ -646,6 +721,115 @@ START_TEST(test_transfers_cancel)
 }
 END_TEST
 
+/* Puts len bytes as one DHT block from dd; its key. */
+static void
+raw_put(struct harness_daemon *dd, const uint8_t *data, size_t len,
+    struct dhtkey *ret)
+{
+	struct ferry_client *c;
+	struct ferry_dht_key key;
+
+	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
+	ck_assert_int_eq(ferry_dht_put(c, data, len, 0, 0, &key, NULL, NULL),
+	    0);
+	ferry_client_close(c);
+	memcpy(ret->b, key.bytes, sizeof(ret->b));
+}
+
+/* A hostile manifest, sealed and put as a user with its own code could:
+ * root is its URI's ref. */
+struct hostile {
+	struct harness_daemon *dd;
+	struct storage_ref root;
+};
+
+static int
+hostile_emit(void *arg, const uint8_t *sealed, size_t len,
+    const struct storage_ref *ref)
+{
+	struct hostile *hs = arg;
+	struct dhtkey key;
+
+	raw_put(hs->dd, sealed, len, &key);
+	ck_assert(dhtkey_equal(&key, &ref->block));
+	hs->root = *ref;
+	return 0;
+}
+
+/* ferry get of root on dd: its status; the reason in err. */
+static int
+get_root(const struct storage_ref *root, char *err, size_t size)
+{
+	char uri[STORAGE_URI_MAX], *out;
+	int status;
+
+	ck_assert_int_gt(storage_uri_format(root, uri, sizeof(uri)), 0);
+	ck_assert_int_gt(asprintf(&out, "%s/hostile.got", harness_dir(h)), 0);
+	status = get_cli(d[2], uri, out, err, size);
+	ck_assert(access(out, F_OK) < 0);
+	free(out);
+	return status;
+}
+
+/* A manifest node that is not one (random plaintext, sealed as a node):
+ * the get fails as damaged (status 8), names the problem, counts it, and
+ * leaves nothing. */
+START_TEST(test_bad_manifest)
+{
+	struct storage_codec *codec;
+	uint8_t secret[STORAGE_SECRET_LEN] = { 1 }, plain[600];
+	uint8_t sealed[sizeof(plain) + STORAGE_SEAL_OVERHEAD];
+	struct storage_ref root;
+	struct dhtkey key;
+	char err[512];
+
+	ck_assert_int_eq(storage_codec_new(secret, 1, false, &codec), 0);
+	randombytes_buf(plain, sizeof(plain));
+	ck_assert_int_eq(storage_seal(codec, STORAGE_KIND_NODE, plain,
+	                     sizeof(plain), sealed, &root),
+	    0);
+	root.len = 12345;
+	raw_put(d[0], sealed, storage_sealed_len(sizeof(plain)), &key);
+	ck_assert_int_eq(get_root(&root, err, sizeof(err)), 8);
+	ck_assert_msg(strstr(err, "ferry get: ") != NULL, "%s", err);
+	ck_assert_uint_eq(mesh_stat(d[2], "storage.manifest_bad"), 1);
+	storage_codec_free(codec);
+}
+END_TEST
+
+/* A manifest whose chunk ref names a real block with the wrong key: the
+ * block fails its AEAD check on every ask; the get fails as damaged,
+ * counted, and leaves nothing. */
+START_TEST(test_bad_block)
+{
+	struct hostile hs = { .dd = d[0] };
+	struct manifest_builder *mb;
+	struct storage_codec *codec;
+	uint8_t secret[STORAGE_SECRET_LEN] = { 2 }, plain[CHUNK];
+	uint8_t sealed[CHUNK + STORAGE_SEAL_OVERHEAD], sum[16] = { 0 };
+	struct storage_ref chunk, root;
+	char err[512];
+
+	ck_assert_int_eq(storage_codec_new(secret, 1, false, &codec), 0);
+	randombytes_buf(plain, sizeof(plain));
+	ck_assert_int_eq(storage_seal(codec, STORAGE_KIND_DATA, plain,
+	                     sizeof(plain), sealed, &chunk),
+	    0);
+	raw_put(d[0], sealed, storage_sealed_len(sizeof(plain)), &chunk.block);
+	chunk.key[0] ^= 1;
+	ck_assert_int_eq(manifest_builder_new(codec, CHUNK, CHUNK, hostile_emit,
+	                     &hs, &mb),
+	    0);
+	ck_assert_int_eq(manifest_builder_add(mb, &chunk), 0);
+	ck_assert_int_eq(manifest_builder_finish(mb, sum, &root), 0);
+	manifest_builder_free(mb);
+	ck_assert_int_eq(get_root(&root, err, sizeof(err)), 8);
+	ck_assert_msg(strstr(err, "fails its check") != NULL, "%s", err);
+	ck_assert_uint_ge(mesh_stat(d[2], "storage.blocks_bad"), 1);
+	storage_codec_free(codec);
+}
+END_TEST
+
 static Suite *
 storage_suite(void)
 {
@@ -666,6 +850,8 @@ storage_suite(void)
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_hedged);
 	tcase_add_test(tc, test_transfers_cancel);
+	tcase_add_test(tc, test_bad_manifest);
+	tcase_add_test(tc, test_bad_block);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The transfer engine's window and latency estimate
  * (src/storage/xfer_window.c): slow start, additive increase, halving on
- * a failure once per round trip, the cut when latency climbs, the cap,
+ * a failure once per round trip, no cut for latency alone, the cap,
  * and the delay before a slow block is asked again. */
 #include <stdint.h>
 
@@ -71,7 +71,9 @@ START_TEST(test_failure_halves_once_per_rtt)
 }
 END_TEST
 
-START_TEST(test_latency_climb_cuts)
+/* A high latency is not congestion: one slow peer among fast ones does
+ * not shrink the window. */
+START_TEST(test_latency_alone_cuts_nothing)
 {
 	struct xfer_window w;
 	uint64_t now = T0;
@@ -80,11 +82,9 @@ START_TEST(test_latency_climb_cuts)
 	for (int i = 0; i < 28; i++)
 		xfer_window_ok(&w, 5000, now += 100);
 	ck_assert_uint_eq(xfer_window_allowed(&w), 32);
-	/* Queues building: latency well above the least seen. */
 	for (int i = 0; i < 40; i++)
-		xfer_window_ok(&w, 50000, now += 100);
-	ck_assert_uint_lt(xfer_window_allowed(&w), 32);
-	ck_assert_uint_ge(xfer_window_allowed(&w), 4);
+		xfer_window_ok(&w, i % 3 ? 5000 : 1000000, now += 100);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 64);
 }
 END_TEST
 
@@ -118,7 +118,7 @@ test_suite(void)
 	tcase_add_test(tc, test_starts_small_and_doubles);
 	tcase_add_test(tc, test_cap_below_start);
 	tcase_add_test(tc, test_failure_halves_once_per_rtt);
-	tcase_add_test(tc, test_latency_climb_cuts);
+	tcase_add_test(tc, test_latency_alone_cuts_nothing);
 	tcase_add_test(tc, test_hedge_delay);
 	suite_add_tcase(s, tc);
 	return s;
