@@ -151,6 +151,58 @@ out:
 }
 
 int
+storage_seal_pad(const struct storage_codec *c, const void *plain, size_t len,
+    size_t padded_len, uint8_t *out, struct storage_ref *ref)
+{
+	uint8_t *buf;
+	int r;
+
+	if (padded_len < len || (plain == NULL && len > 0))
+		return -EINVAL;
+	if (padded_len == len)
+		return storage_seal(c, STORAGE_KIND_DATA, plain, len, out, ref);
+	buf = calloc(1, padded_len);
+	if (buf == NULL)
+		return -ENOMEM;
+	if (len > 0)
+		memcpy(buf, plain, len);
+	r = storage_seal(c, STORAGE_KIND_DATA, buf, padded_len, out, ref);
+	if (r == 0)
+		ref->len = len;
+	sodium_memzero(buf, padded_len);
+	free(buf);
+	return r;
+}
+
+/* Opens a DATA block of padded bytes whose first ref->len are the chunk:
+ * into plain if it has room for all, else through a buffer of padded
+ * bytes (bounded by the block, which the caller holds). */
+static int
+chunk_open_data(struct aead *a, const uint8_t ad[CHUNK_AD_LEN],
+    const uint8_t *sealed, size_t sealed_len, uint64_t want, uint8_t *plain,
+    size_t plain_size)
+{
+	size_t padded = sealed_len - STORAGE_SEAL_OVERHEAD;
+	uint8_t *buf = plain_size >= padded ? plain : malloc(padded);
+	int r;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	r = aead_open(a, 0, ad, CHUNK_AD_LEN, sealed + STORAGE_SEAL_HEADER,
+	    sealed_len - STORAGE_SEAL_HEADER, buf);
+	for (size_t i = (size_t)want; r == 0 && i < padded; i++)
+		if (buf[i] != 0)
+			r = -EBADMSG;
+	if (buf != plain) {
+		if (r == 0)
+			memcpy(plain, buf, (size_t)want);
+		sodium_memzero(buf, padded);
+		free(buf);
+	}
+	return r;
+}
+
+int
 storage_open(const struct storage_ref *ref, enum storage_kind kind,
     const uint8_t *sealed, size_t sealed_len, uint8_t *plain, size_t plain_size,
     size_t *plain_len)
@@ -173,8 +225,11 @@ storage_open(const struct storage_ref *ref, enum storage_kind kind,
 	    sealed[0] != STORAGE_CIPHER_CHACHA20)
 		return -EPROTO;
 	len = sealed_len - STORAGE_SEAL_OVERHEAD;
-	if (kind == STORAGE_KIND_DATA && len != ref->len)
-		return -EBADMSG;
+	if (kind == STORAGE_KIND_DATA) {
+		if (len < ref->len)
+			return -EBADMSG;
+		len = (size_t)ref->len; /* the rest must be padding */
+	}
 	if (len > plain_size)
 		return -EMSGSIZE;
 	a = aead_new(sealed[0] == STORAGE_CIPHER_AESGCM, ref->key, false);
@@ -184,8 +239,13 @@ storage_open(const struct storage_ref *ref, enum storage_kind kind,
 		plain = &none; /* an empty plaintext: OpenSSL wants a buffer */
 	ad[0] = sealed[0];
 	ad[1] = (uint8_t)kind;
-	r = aead_open(a, 0, ad, sizeof(ad), sealed + STORAGE_SEAL_HEADER,
-	    sealed_len - STORAGE_SEAL_HEADER, plain);
+	if (kind == STORAGE_KIND_DATA)
+		r = chunk_open_data(a, ad, sealed, sealed_len, ref->len, plain,
+		    plain == &none ? 0 : plain_size);
+	else
+		r = aead_open(a, 0, ad, sizeof(ad),
+		    sealed + STORAGE_SEAL_HEADER,
+		    sealed_len - STORAGE_SEAL_HEADER, plain);
 	aead_free(a);
 	if (r < 0)
 		return r == -EINVAL ? -EIO : r;

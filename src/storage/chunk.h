@@ -59,7 +59,8 @@ struct storage_codec;
 /*
  * A codec sealing with the 32-byte secret (copied), iterations rounds of
  * PBKDF2 (STORAGE_ITERATIONS_MIN..MAX) and AES-256-GCM if aesgcm, else
- * ChaCha20-Poly1305 (pass aead_aes_fast(), as the link layer does).
+ * ChaCha20-Poly1305 (pass aead_aes_fast(), as the link layer does; it
+ * answers false until sodium_init() has run).
  * 0, -EINVAL (iterations out of range) or -ENOMEM.
  */
 int storage_codec_new(const uint8_t secret[STORAGE_SECRET_LEN],
@@ -90,18 +91,29 @@ int storage_derive_key(const struct storage_codec *c, enum storage_kind kind,
  */
 int storage_seal(const struct storage_codec *c, enum storage_kind kind,
     const void *plain, size_t len, uint8_t *out, struct storage_ref *ref);
+/*
+ * storage_seal() of a DATA chunk of len bytes padded with zero bytes to
+ * padded_len (>= len; out holds storage_sealed_len(padded_len)), with
+ * ref->len = len. Seal a file's last chunk so, padded to the chunk size:
+ * then every data block of a file has the same size and the blocks tell
+ * nothing of the file's size beyond their count. -EINVAL for NODE.
+ */
+int storage_seal_pad(const struct storage_codec *c, const void *plain,
+    size_t len, size_t padded_len, uint8_t *out, struct storage_ref *ref);
 
 /*
  * Checks that dhtkey_of_block(sealed) is ref->block and opens it into
  * plain, which holds plain_size bytes; *plain_len receives the plaintext
- * length. For DATA the plaintext must be exactly ref->len bytes; for NODE
- * (where ref->len counts file bytes under the node) it is whatever the
- * block holds. Needs no codec: the cipher byte says how to open it.
- *   -EBADMSG  the hash or the AEAD tag does not match, or a DATA block's
- *             length is not ref->len's
+ * length. For DATA that is ref->len bytes: the block's plaintext must be
+ * those, followed by nothing but zero bytes (storage_seal_pad()'s
+ * padding, which is checked and dropped); for NODE (where ref->len counts
+ * file bytes under the node) it is whatever the block holds. Needs no
+ * codec: the cipher byte says how to open it.
+ *   -EBADMSG  the hash or the AEAD tag does not match, or a DATA block is
+ *             shorter than ref->len or padded with other than zeros
  *   -EPROTO   unknown cipher byte
  *   -EMSGSIZE plain_size is too small for the plaintext
- *   -EINVAL   bad kind; -ENOMEM, -EIO  OpenSSL failed
+ *   -EINVAL   bad kind; -ENOMEM, -EIO
  * On failure plain's contents are undefined (never use them).
  */
 int storage_open(const struct storage_ref *ref, enum storage_kind kind,

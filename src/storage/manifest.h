@@ -33,8 +33,10 @@ typedef int storage_emit_fn(void *arg, const uint8_t *sealed, size_t len,
  * A streaming builder sealing nodes of at most node_size plaintext bytes
  * with codec c (borrowed, must outlive the builder) for a file cut into
  * chunks of chunk_size bytes; each finished node goes to emit(arg, ...),
- * children before their parents, the root last. Memory: one node buffer
- * per level. Both sizes must be STORAGE_CHUNK_MIN..STORAGE_CHUNK_MAX.
+  * children before their parents, the root last. Memory: one node buffer
+ * per level. Both sizes must be STORAGE_CHUNK_MIN..STORAGE_CHUNK_MAX, and
+ * node_size at most chunk_size (the format's rule: a reader refuses a
+ * node larger than a chunk; ferry passes the chunk size for both).
  * 0, -EINVAL or -ENOMEM.
  */
 int manifest_builder_new(const struct storage_codec *c, size_t node_size,
@@ -67,11 +69,12 @@ enum manifest_step {
 };
 
 /*
- * A reader of the manifest rooted at root (copied; root->len is the file
+  * A reader of the manifest rooted at root (copied; root->len is the file
  * size the URI states), accepting nodes of at most max_node plaintext
  * bytes (STORAGE_CHUNK_MIN..STORAGE_CHUNK_MAX; pass the largest chunk
- * size you accept). Memory: at most one node per level, each at most
- * max_node bytes. 0, -EINVAL or -ENOMEM.
+ * size you accept), and none larger than the chunk size the root
+ * records. Memory: at most one node per level, each at most that size.
+ * 0, -EINVAL or -ENOMEM.
  */
 int manifest_reader_new(const struct storage_ref *root, size_t max_node,
     struct manifest_reader **ret);

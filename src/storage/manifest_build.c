@@ -52,7 +52,8 @@ manifest_builder_new(const struct storage_codec *c, size_t node_size,
 
 	if (c == NULL || emit == NULL || ret == NULL ||
 	    node_size < STORAGE_CHUNK_MIN || node_size > STORAGE_CHUNK_MAX ||
-	    chunk_size < STORAGE_CHUNK_MIN || chunk_size > STORAGE_CHUNK_MAX)
+	    chunk_size < STORAGE_CHUNK_MIN || chunk_size > STORAGE_CHUNK_MAX ||
+	    node_size > chunk_size)
 		return -EINVAL;
 	b = calloc(1, sizeof(*b));
 	if (b == NULL)

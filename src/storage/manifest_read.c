@@ -138,6 +138,10 @@ manifest_check_header(struct manifest_reader *r, const uint8_t *p, size_t len,
 		return manifest_fail(r, -EBADMSG,
 		    "node at level %u where level %u was due: levels must step down by one (a loop?)",
 		    level, r->want_level);
+	if (!root && len > r->chunk_size)
+		return manifest_fail(r, -EBADMSG,
+		    "node at level %u of %zu bytes, larger than the chunk size %" PRIu32,
+		    level, len, r->chunk_size);
 	if (len < first)
 		return manifest_fail(r, -EBADMSG,
 		    "%s truncated: %zu bytes, less than its %zu-byte header",
@@ -160,7 +164,7 @@ manifest_check_header(struct manifest_reader *r, const uint8_t *p, size_t len,
 
 /* The root's records: size as the URI says, chunk size in range. */
 static int
-manifest_check_root(struct manifest_reader *r, const uint8_t *p)
+manifest_check_root(struct manifest_reader *r, const uint8_t *p, size_t len)
 {
 	uint64_t size = wire_get64(p + MANIFEST_OFF_SIZE);
 	uint32_t chunk = wire_get32(p + MANIFEST_OFF_CHUNK);
@@ -177,6 +181,10 @@ manifest_check_root(struct manifest_reader *r, const uint8_t *p)
 		return manifest_fail(r, -EBADMSG,
 		    "chunk size %" PRIu32 " out of range (%u to %u)", chunk,
 		    STORAGE_CHUNK_MIN, STORAGE_CHUNK_MAX);
+	if (len > chunk)
+		return manifest_fail(r, -EBADMSG,
+		    "root node of %zu bytes, larger than the chunk size %" PRIu32,
+		    len, chunk);
 	r->size = size;
 	r->chunk_size = chunk;
 	memcpy(r->xxh, p + MANIFEST_OFF_XXH, MANIFEST_XXH_LEN);
@@ -252,7 +260,7 @@ manifest_reader_feed(struct manifest_reader *r, const uint8_t *plain,
 		    "node truncated: %zu bytes, less than a header", len);
 	err = manifest_check_header(r, plain, len, &first);
 	if (err == 0 && !r->have_root)
-		err = manifest_check_root(r, plain);
+		err = manifest_check_root(r, plain, len);
 	level = plain[MANIFEST_OFF_LEVEL];
 	if (err == 0)
 		err = manifest_check_entries(r, plain, first,

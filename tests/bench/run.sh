@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# ferry's benchmarks (issues 4, 5 and 12; tests/bench/README): builds a
-# Release tree if needed, runs bench_rtt, bench_throughput, bench_latency,
-# bench_store and bench_dht (and bench_smtp when asked), and draws their
-# PNG plots with gnuplot, all into one output directory.
+# ferry's benchmarks (issues 4, 5, 12 and 13; tests/bench/README): builds
+# a Release tree if needed, runs bench_rtt, bench_throughput,
+# bench_latency, bench_store, bench_dht and bench_stages (and bench_smtp
+# when asked), and draws their PNG plots with gnuplot, all into one output
+# directory.
 #
 # Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
-#                           [-s rtt,throughput,latency,store,dht,smtp]
+#                           [-s rtt,throughput,latency,store,dht,stages,smtp]
 #                           [--smtp]
 #   -q   quick smoke run (small counts, 1-2 repetitions; about two minutes)
 #   -r   repetitions of every measurement (default: each program's own,
@@ -15,9 +16,10 @@
 #   -o   output directory (default ./bench-out)
 #   -b   build directory (default <source>/build-bench, configured with
 #        -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRY_BENCH=ON)
-#   -s   which benchmarks to run (default rtt,throughput,latency,store,dht;
-#        store measures the disk of $TMPDIR, or /tmp; dht starts 16
-#        daemons there and takes about 15 minutes)
+#   -s   which benchmarks to run (default rtt,throughput,latency,store,dht,
+#        stages; store measures the disk of $TMPDIR, or /tmp; dht starts 16
+#        daemons there and takes about 15 minutes; stages, the storage
+#        encoding's stages and pipeline limit, about one minute)
 #   --smtp  add the SMTP benchmark (bench_smtp, issue 5) to them. Not in
 #        the default set: it needs root, installs and starts Postfix and
 #        procmail through tests/mta/setup-mta.sh, makes test users, and
@@ -42,7 +44,7 @@ build=$src/build-bench
 out=bench-out
 quick=()
 reps=()
-which=rtt,throughput,latency,store,dht
+which=rtt,throughput,latency,store,dht,stages
 
 # --smtp (a long option getopts does not know): add smtp to the set.
 args=()
@@ -170,6 +172,9 @@ esac
 case ",$which," in *,dht,*)
     run bench_dht "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
+case ",$which," in *,stages,*)
+    run bench_stages "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
 case ",$which," in *,smtp,*)
     if [ "$(id -u)" -ne 0 ]; then
         log "bench_smtp needs root (Postfix, test users): skipped"
@@ -189,7 +194,7 @@ esac
 
 # --- plots -----------------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
-    for p in rtt throughput latency dht smtp; do
+    for p in rtt throughput latency dht stages smtp; do
         case ",$which," in *,$p,*)
             gnuplot -e "dir='$out'" "$src/tests/bench/plot_$p.gp" || status=1 ;;
         esac

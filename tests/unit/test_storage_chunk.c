@@ -3,8 +3,9 @@
  * Convergent sealing (src/storage/chunk.c): seal and open round trips
  * under both ciphers and at the edges of length; the same plaintext and
  * secret give the same block, another secret, kind or cipher a different
- * one; and a block altered anywhere, opened with the wrong key or as the
- * wrong kind, or of an unknown cipher, is refused.
+ * one; a last chunk padded to the chunk size opens to its own bytes; and
+ * a block altered anywhere, opened with the wrong key, as the wrong kind
+ * or with a length it does not have, or of an unknown cipher, is refused.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -250,6 +251,20 @@ START_TEST(test_tamper)
 		    -EBADMSG);
 		sealed[i] ^= 0x01;
 	}
+	storage_codec_free(c);
+}
+END_TEST
+
+/* The right block opened wrongly, or a block of another cipher. */
+START_TEST(test_misopen)
+{
+	struct storage_codec *c = codec(secret_a, _i == 1);
+	size_t len = 3000, slen = storage_sealed_len(len), got;
+	struct storage_ref ref, bad;
+
+	ck_assert_int_eq(storage_seal(c, STORAGE_KIND_DATA, plain, len, sealed,
+	                     &ref),
+	    0);
 	/* The wrong key. */
 	memcpy(&bad, &ref, sizeof(bad));
 	bad.key[5] ^= 1;
@@ -260,8 +275,14 @@ START_TEST(test_tamper)
 	ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_NODE, sealed, slen,
 	                     opened, BIG, &got),
 	    -EBADMSG);
-	/* A DATA ref whose length disagrees with the block. */
+	/* A DATA ref longer than the block, or shorter than it where the
+	 * rest is not zero padding. */
 	memcpy(&bad, &ref, sizeof(bad));
+	bad.len = len + 1;
+	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
+	                     opened, BIG, &got),
+	    -EBADMSG);
+	ck_assert_uint_ne(plain[len - 1], 0);
 	bad.len = len - 1;
 	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
 	                     opened, BIG, &got),
@@ -283,6 +304,50 @@ START_TEST(test_tamper)
 	ck_assert_int_eq(storage_open(&bad, STORAGE_KIND_DATA, sealed, slen,
 	                     opened, BIG, &got),
 	    -EPROTO);
+	storage_codec_free(c);
+}
+END_TEST
+
+/* The last chunk padded to the chunk size: every block of a file is the
+ * same size, and the padding is dropped (and checked) when opened. */
+START_TEST(test_padding)
+{
+	static const size_t lens[] = { 0, 1, 100, 4095, 4096 };
+	struct storage_codec *c = codec(secret_a, _i == 1);
+	size_t slen = storage_sealed_len(4096), got;
+	uint8_t exact[4096];
+
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		size_t len = lens[k];
+		struct storage_ref ref, same;
+
+		ck_assert_int_eq(storage_seal_pad(c, plain, len, 4096, sealed,
+		                     &ref),
+		    0);
+		ck_assert_uint_eq(ref.len, len);
+		/* Opened into a buffer of exactly len bytes, and into a
+		 * large one. */
+		memset(exact, 0xaa, sizeof(exact));
+		ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed,
+		                     slen, len > 0 ? exact : NULL, len, &got),
+		    0);
+		ck_assert_uint_eq(got, len);
+		ck_assert_mem_eq(exact, plain, len);
+		if (len < sizeof(exact))
+			ck_assert_uint_eq(exact[len], 0xaa);
+		ck_assert_int_eq(storage_open(&ref, STORAGE_KIND_DATA, sealed,
+		                     slen, opened, BIG, &got),
+		    0);
+		ck_assert_uint_eq(got, len);
+		ck_assert_mem_eq(opened, plain, len);
+		/* Deterministic too. */
+		ck_assert_int_eq(storage_seal_pad(c, plain, len, 4096, opened,
+		                     &same),
+		    0);
+		ck_assert_mem_eq(&same, &ref, sizeof(ref));
+	}
+	ck_assert_int_eq(storage_seal_pad(c, plain, 10, 9, sealed, NULL),
+	    -EINVAL);
 	storage_codec_free(c);
 }
 END_TEST
@@ -321,6 +386,8 @@ test_suite(void)
 	tcase_add_loop_test(tc, test_deterministic, 0, 2);
 	tcase_add_test(tc, test_iterations_matter);
 	tcase_add_loop_test(tc, test_tamper, 0, 2);
+	tcase_add_loop_test(tc, test_misopen, 0, 2);
+	tcase_add_loop_test(tc, test_padding, 0, 2);
 	tcase_add_test(tc, test_bad_arguments);
 	suite_add_tcase(s, tc);
 	return s;

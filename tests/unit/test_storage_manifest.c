@@ -2,7 +2,7 @@
 /*
  * The manifest (src/storage/manifest_build.c, manifest_read.c): files of
  * 0 and 1 bytes, a chunk less one, a chunk, a chunk and one, trees of 3
- * and 4 levels and a million chunks are built, sealed, opened and read
+ * and 4 levels and up to a million chunks are built, sealed, opened and read
  * back byte for byte with their XXH128, the same way twice; the builder
  * refuses chunks of the wrong length; and the reader names every kind of
  * malformed node it is fed (truncated, a loop or a level not stepping
@@ -132,10 +132,11 @@ put_file(struct store *s, const uint8_t *file, size_t size, uint32_t chunk,
 		size_t len = size - off < chunk ? size - off : chunk;
 		struct storage_ref ref;
 
-		ck_assert_int_eq(storage_seal(codec, STORAGE_KIND_DATA,
-		                     file + off, len, sealed, &ref),
+		/* As ferry seals: the last chunk padded to a whole one. */
+		ck_assert_int_eq(storage_seal_pad(codec, file + off, len, chunk,
+		                     sealed, &ref),
 		    0);
-		store_put(s, sealed, storage_sealed_len(len), &ref.block);
+		store_put(s, sealed, storage_sealed_len(chunk), &ref.block);
 		ck_assert_int_eq(manifest_builder_add(b, &ref), 0);
 	}
 	filesum_of(file, size, sum);
@@ -251,7 +252,8 @@ START_TEST(test_sizes)
 	round_trip(13 * CS, CS, CS, 1);
 	round_trip(13 * CS + 1, CS, CS, 2);
 	round_trip(14 * CS * 13, CS, CS, 2);
-	round_trip(5000, 4096, 64 * 1024, 1);
+	/* Nodes smaller than chunks: 1 KiB nodes over 4 KiB chunks. */
+	round_trip(14 * 13 * 4096 + 1, 4096, CS, 3);
 }
 END_TEST
 
@@ -275,20 +277,16 @@ fake_ref(uint64_t i, uint32_t len, struct storage_ref *ref)
 	ref->len = len;
 }
 
+/* Builds the manifest of n made-up chunks of chunk bytes (the last 7
+ * bytes short) into s; root receives its root. */
 static void
-many(uint64_t n, uint32_t chunk, size_t node_size)
+build_fake(struct store *s, uint64_t n, uint32_t chunk, size_t node_size,
+    const uint8_t sum[MANIFEST_XXH_LEN], struct storage_ref *root)
 {
-	struct store s = { map_new(), 0, 0, false };
 	struct manifest_builder *b = NULL;
-	struct manifest_reader *r = NULL;
-	uint64_t size = n * chunk - 7, seen = 0, offset;
-	struct storage_ref ref, root;
-	uint8_t sum[MANIFEST_XXH_LEN] = { 1, 2, 3 };
-	uint8_t *plain = malloc(node_size);
-	int step;
+	struct storage_ref ref;
 
-	ck_assert(plain != NULL && s.map != NULL);
-	ck_assert_int_eq(manifest_builder_new(codec, node_size, chunk, emit, &s,
+	ck_assert_int_eq(manifest_builder_new(codec, node_size, chunk, emit, s,
 	                     &b),
 	    0);
 	/* No ck_assert per chunk: in fork mode each one is a write(2). */
@@ -298,9 +296,24 @@ many(uint64_t n, uint32_t chunk, size_t node_size)
 			ck_abort_msg("add of chunk %llu failed",
 			    (unsigned long long)i);
 	}
-	ck_assert_int_eq(manifest_builder_finish(b, sum, &root), 0);
+	ck_assert_int_eq(manifest_builder_finish(b, sum, root), 0);
 	manifest_builder_free(b);
-	ck_assert_uint_eq(root.len, size);
+	ck_assert_uint_eq(root->len, n * chunk - 7);
+}
+
+static void
+many(uint64_t n, uint32_t chunk, size_t node_size)
+{
+	struct store s = { map_new(), 0, 0, false };
+	struct manifest_reader *r = NULL;
+	uint64_t seen = 0, offset;
+	struct storage_ref ref, root, want;
+	uint8_t sum[MANIFEST_XXH_LEN] = { 1, 2, 3 };
+	uint8_t *plain = malloc(node_size);
+	int step;
+
+	ck_assert(plain != NULL && s.map != NULL);
+	build_fake(&s, n, chunk, node_size, sum, &root);
 	ck_assert_int_eq(manifest_reader_new(&root, node_size, &r), 0);
 	while (
 	    (step = manifest_reader_next(r, &ref, &offset)) != MANIFEST_DONE) {
@@ -310,8 +323,6 @@ many(uint64_t n, uint32_t chunk, size_t node_size)
 		if (step < 0)
 			ck_abort_msg("%s", manifest_reader_error(r));
 		if (step == MANIFEST_CHUNK) {
-			struct storage_ref want;
-
 			fake_ref(seen, seen + 1 < n ? chunk : chunk - 7, &want);
 			if (memcmp(&ref, &want, sizeof(ref)) != 0 ||
 			    offset != seen * chunk)
@@ -343,7 +354,7 @@ many(uint64_t n, uint32_t chunk, size_t node_size)
 
 START_TEST(test_large_count)
 {
-	many(1000000, CS, CS);
+	many(300000, CS, CS); /* five levels */
 	many(1000000, 256 * 1024, 256 * 1024);
 }
 END_TEST
@@ -362,6 +373,9 @@ START_TEST(test_builder_refuses)
 	                     emit, &s, &b),
 	    -EINVAL);
 	ck_assert_int_eq(manifest_builder_new(codec, CS, CS, NULL, &s, &b),
+	    -EINVAL);
+	/* A node larger than a chunk. */
+	ck_assert_int_eq(manifest_builder_new(codec, 2 * CS, CS, emit, &s, &b),
 	    -EINVAL);
 	ck_assert_int_eq(manifest_builder_new(codec, CS, CS, emit, &s, &b), 0);
 	fake_ref(0, CS + 1, &ref);
@@ -515,7 +529,7 @@ reader_at_child(const struct node *root, uint64_t size)
 
 START_TEST(test_bad_root)
 {
-	static const uint64_t two[] = { CS, 100 }, big[] = { UINT64_MAX };
+	static const uint64_t two[] = { CS, 100 };
 	struct node n;
 
 	/* Truncated: less than a header, less than a root's. */
@@ -566,6 +580,32 @@ START_TEST(test_bad_root)
 	/* Too deep. */
 	node_root(&n, MANIFEST_LEVEL_MAX + 1, CS + 100, CS, two, 2);
 	expect_bad(reader_for(CS + 100), &n, -EBADMSG, "deeper than");
+}
+END_TEST
+
+START_TEST(test_bad_root_sizes)
+{
+	static const uint64_t two[] = { CS, 100 }, big[] = { UINT64_MAX };
+	struct node n;
+
+	/* Nodes larger than a chunk: a root of 14 entries (1044 bytes),
+	 * and below a good root a level-0 node of 15 (1088). */
+	{
+		uint64_t lens[15], top[1] = { 15 * CS };
+		struct manifest_reader *r;
+		struct node child;
+
+		for (size_t i = 0; i < 15; i++)
+			lens[i] = CS;
+		node_root(&n, 0, 14 * CS, CS, lens, 14);
+		expect_bad(reader_for(14 * CS), &n, -EBADMSG,
+		    "root node of 1044 bytes, larger than the chunk size 1024");
+		node_root(&n, 1, 15 * CS, CS, top, 1);
+		r = reader_at_child(&n, 15 * CS);
+		node_inner(&child, 0, lens, 15);
+		expect_bad(r, &child, -EBADMSG,
+		    "of 1088 bytes, larger than the chunk size 1024");
+	}
 	/* Sizes: not the URI's, absurd, chunk size out of range. */
 	node_root(&n, 0, CS + 101, CS, two, 2);
 	expect_bad(reader_for(CS + 100), &n, -EBADMSG, "the URI says 1124");
@@ -611,8 +651,6 @@ START_TEST(test_bad_inner)
 	/* A level-2 root over two subtrees of 3 chunks and 1 byte. */
 	static const uint64_t top[] = { 3 * CS, 1 };
 	static const uint64_t three[] = { CS, 2 * CS };
-	static const uint64_t split[] = { CS + 10, 2 * CS - 10 };
-	static const uint64_t one[] = { 3 * CS };
 	static const uint64_t chunks[] = { CS, CS, CS };
 	const uint64_t size = 3 * CS + 1;
 	struct node root, n;
@@ -643,8 +681,21 @@ START_TEST(test_bad_inner)
 	node_inner(&n, 1, three, 2);
 	n.len -= MANIFEST_ENTRY_LEN;
 	expect_bad(reader_at_child(&root, size), &n, -EBADMSG, "truncated");
+}
+END_TEST
+
+/* The same root, children whose sizes are wrong. */
+START_TEST(test_bad_inner_sizes)
+{
+	static const uint64_t top[] = { 3 * CS, 1 };
+	static const uint64_t three[] = { CS, 2 * CS };
+	static const uint64_t split[] = { CS + 10, 2 * CS - 10 };
+	static const uint64_t chunks[] = { CS, CS, CS };
+	const uint64_t size = 3 * CS + 1;
+	struct node root, n;
+
+	node_root(&root, 2, size, CS, top, 2);
 	/* Sizes that do not add up to the parent's. */
-	node_inner(&n, 1, one, 1);
 	{
 		static const uint64_t less[] = { CS, CS };
 
@@ -735,7 +786,9 @@ test_suite(void)
 	tcase_add_test(tc, test_builder_emit_fails);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bad, test_bad_root);
+	tcase_add_test(bad, test_bad_root_sizes);
 	tcase_add_test(bad, test_bad_inner);
+	tcase_add_test(bad, test_bad_inner_sizes);
 	tcase_add_test(bad, test_reader_misuse);
 	suite_add_tcase(s, bad);
 	return s;
