@@ -23,7 +23,7 @@ const struct cfg_schema_key xfer_cfg_keys[] = {
 	    "PBKDF2-HMAC-SHA512 rounds deriving each chunk's key" },
 	{ "storage", "WORKERS", "2",
 	    "threads that read, seal, open and write chunks (1 to 64)" },
-	{ "storage", "MAX_IN_FLIGHT", "64",
+	{ "storage", "MAX_IN_FLIGHT", "32",
 	    "most blocks one transfer asks of the DHT at once; the window adapts below it" },
 	{ "storage", "REPLICATION", "0",
 	    "storing peers of each block put; 0: the DHT's REPLICATION" },

@@ -44,6 +44,7 @@ struct xfer_fetch {
 	struct storage_ref ref;
 	uint64_t offset;   /* of a chunk in the file */
 	int64_t idx;       /* chunk index */
+	size_t chunk_size;   /* of the file: a chunk block's plaintext */
 	uint64_t start_us; /* when first asked */
 	unsigned asks_out; /* DHT requests out */
 	unsigned tries;    /* failed asks */
@@ -264,7 +265,9 @@ static void
 xfer_get_open_run(struct xfer_job *job)
 {
 	struct xfer_fetch *f = (struct xfer_fetch *)job;
-	size_t size = f->node ? STORAGE_CHUNK_MAX : (size_t)f->ref.len;
+	/* A chunk's block holds the chunk size (the last one padded); the
+	 * reader checked that the refs are no longer. */
+	size_t size = f->node ? STORAGE_CHUNK_MAX : f->chunk_size;
 	int r;
 
 	f->plain = malloc(size > 0 ? size : 1);
@@ -604,7 +607,8 @@ xfer_get_walk(struct xfer_task *t)
 			continue;
 		}
 		f->offset = off;
-		f->idx = (int64_t)(off / manifest_reader_chunk_size(g->rd));
+		f->chunk_size = manifest_reader_chunk_size(g->rd);
+		f->idx = (int64_t)(off / f->chunk_size);
 		t->blocks_total++;
 		prior = xfer_task_prior(t, f->idx);
 		if (prior != NULL && dhtkey_equal(prior, &f->ref.block)) {

@@ -197,19 +197,21 @@ xfer_put_chunk_run(struct xfer_job *job)
 
 	j->blk = calloc(1, sizeof(*j->blk));
 	if (plain == NULL || j->blk == NULL ||
-	    (j->blk->data = malloc(storage_sealed_len(len))) == NULL) {
+	    (j->blk->data = malloc(storage_sealed_len(p->chunk_size))) ==
+	        NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	r = xfer_put_read(t->fd, plain, len, off);
 	if (r == -ESTALE)
 		j->why = "the file shrank while it was being put";
+	/* Every block of the file one size: the last chunk is padded. */
 	if (r == 0)
-		r = storage_seal(p->codec, STORAGE_KIND_DATA, plain, len,
+		r = storage_seal_pad(p->codec, plain, len, p->chunk_size,
 		    j->blk->data, &ref);
 	if (r < 0)
 		goto fail;
-	j->blk->len = storage_sealed_len(len);
+	j->blk->len = storage_sealed_len(p->chunk_size);
 	j->blk->key = ref.block;
 	j->blk->idx = (int64_t)j->idx;
 	j->blk->plain_len = len;
