@@ -32,7 +32,7 @@
  * three quarters of it is stored on each daemon. */
 #define CFG                                                                    \
 	"[core]\nLINK_POLICY = manual\n"                                       \
-	"[dht]\nPER_NETWORK = 0\nQUOTA = 2 GiB\nORIGIN_QUOTA = 0"
+	"[dht]\nPER_NETWORK = 0\nQUOTA = 2 GiB\nORIGIN_QUOTA = 0\n"
 
 static struct harness *h;
 static struct harness_daemon *d[N];
