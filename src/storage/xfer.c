@@ -223,15 +223,36 @@ xfer_task_submit(struct xfer_task *t, struct xfer_job *job)
 	xfer_pool_submit(t->x->pool, job);
 }
 
+/* t ended and has no job out: freed from the loop, soon, so that the
+ * code that ended it may still look at it (t->ended). */
+static void
+xfer_task_reap_later(struct xfer_task *t)
+{
+	TAILQ_INSERT_TAIL(&t->x->dead, t, link);
+	event_active(t->x->ev_reap, EV_TIMEOUT, 0);
+}
+
+static void
+xfer_on_reap(evutil_socket_t fd, short what, void *cls)
+{
+	struct xfer *x = cls;
+	struct xfer_task *t;
+
+	(void)fd;
+	(void)what;
+	while ((t = TAILQ_FIRST(&x->dead)) != NULL) {
+		TAILQ_REMOVE(&x->dead, t, link);
+		xfer_task_free(t);
+	}
+}
+
 bool
 xfer_task_job_back(struct xfer_task *t)
 {
 	t->jobs--;
-	if (t->ended && t->jobs == 0) {
-		xfer_task_free(t);
-		return true;
-	}
-	return false;
+	if (t->ended && t->jobs == 0)
+		xfer_task_reap_later(t);
+	return t->ended;
 }
 
 struct xfer_task *
@@ -386,7 +407,7 @@ xfer_task_end(struct xfer_task *t, int status, const char *why, bool forget)
 	t->done = NULL;
 	t->progress = NULL;
 	if (t->jobs == 0)
-		xfer_task_free(t);
+		xfer_task_reap_later(t);
 }
 
 void
@@ -559,6 +580,7 @@ xfer_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	x->dht = dht;
 	x->store = store;
 	TAILQ_INIT(&x->tasks);
+	TAILQ_INIT(&x->dead);
 	LIST_INIT(&x->codecs);
 	LIST_INIT(&x->retired);
 	r = xfer_cfg_parse(cfg, &x->cfg);
@@ -575,8 +597,9 @@ xfer_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	if (r == 0) {
 		x->ev_tick = event_new(base, -1, EV_PERSIST, xfer_on_tick, x);
 		x->ev_start = event_new(base, -1, 0, xfer_on_start, x);
+		x->ev_reap = event_new(base, -1, 0, xfer_on_reap, x);
 		if (x->ev_tick == NULL || x->ev_start == NULL ||
-		    event_add(x->ev_tick, &tv) < 0)
+		    x->ev_reap == NULL || event_add(x->ev_tick, &tv) < 0)
 			r = -ENOMEM;
 	}
 	if (r < 0) {
@@ -645,7 +668,11 @@ xfer_free(struct xfer *x)
 		TAILQ_REMOVE(&x->tasks, t, link);
 		xfer_task_free(t);
 	}
-	/* Parked records made while ending are freed by the loop above. */
+	/* Parked records made while ending are freed by the loop above;
+	 * the ended tasks wait in dead. */
+	xfer_on_reap(-1, 0, x);
+	if (x->ev_reap != NULL)
+		event_free(x->ev_reap);
 	xfer_db_free(x->db);
 	xfer_codecs_free(x);
 	free(x);

@@ -44,7 +44,7 @@ struct xfer_fetch {
 	struct storage_ref ref;
 	uint64_t offset;   /* of a chunk in the file */
 	int64_t idx;       /* chunk index */
-	size_t chunk_size;   /* of the file: a chunk block's plaintext */
+	size_t chunk_size; /* of the file: a chunk block's plaintext */
 	uint64_t start_us; /* when first asked */
 	unsigned asks_out; /* DHT requests out */
 	unsigned tries;    /* failed asks */
@@ -324,11 +324,7 @@ xfer_get_open_done(struct xfer_job *job)
 
 	if (!f->node)
 		g->working--;
-	if (xfer_task_job_back(t)) {
-		xfer_fetch_free(f);
-		return;
-	}
-	if (t->ended || t->x->stopping) {
+	if (xfer_task_job_back(t) || t->x->stopping) {
 		if (f == g->node)
 			g->node = NULL;
 		xfer_fetch_free(f);
@@ -367,8 +363,8 @@ xfer_get_open_done(struct xfer_job *job)
 			(*t->x->c.manifest_bad)++;
 			/* Malformed or of an unknown version: either way
 			 * nothing can be got from it. */
-			xfer_get_fail(t, -EBADMSG,
-			    manifest_reader_error(g->rd), true);
+			xfer_get_fail(t, -EBADMSG, manifest_reader_error(g->rd),
+			    true);
 			return;
 		}
 	} else {

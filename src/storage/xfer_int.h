@@ -8,7 +8,8 @@
  * xfer_pool.c and xfer_window.c are the worker threads and the window.
  *
  * Lifetimes: a task is ended once (done, failed, detached, cancelled,
- * engine stopping) and freed when its last worker job has come back.
+ * engine stopping) and freed from the loop once its last worker job has
+ * come back, never inside the call that ended it.
  * DHT requests and database jobs cannot be taken back: each holds a
  * small record whose task pointer is cleared when the task is freed.
  */
@@ -102,9 +103,11 @@ struct xfer {
 	struct xfer_db *db;
 	struct event *ev_tick;
 	struct event *ev_start; /* tasks waiting to start */
+	struct event *ev_reap;  /* ended tasks waiting to be freed */
 	struct xfer_cfg cfg;
 	struct xfer_counters c;
 	TAILQ_HEAD(, xfer_task) tasks; /* running and resumable */
+	TAILQ_HEAD(, xfer_task) dead;  /* ended, no job out: to free */
 	LIST_HEAD(, xfer_codec) codecs;
 	LIST_HEAD(, xfer_codec)
 	retired;       /* replaced by a reload, maybe in
@@ -189,8 +192,9 @@ struct storage_codec *xfer_codec_keep(struct xfer *x, uid_t uid,
 void xfer_task_start_later(struct xfer_task *t);
 /* Submits a worker job of t. */
 void xfer_task_submit(struct xfer_task *t, struct xfer_job *job);
-/* A worker job of t came back; true if t was freed meanwhile (the
- * caller must not touch it). */
+/* A worker job of t came back; true if t has ended (the caller does
+ * nothing more for it; t itself stays valid until the loop comes
+ * back). */
 bool xfer_task_job_back(struct xfer_task *t);
 /* Ends t with r (0: success, the result's other fields from t), calls
  * its client's done, and frees it once its jobs are back. A failure
