@@ -207,8 +207,8 @@ xfer_get_block_done(void *cls, const struct dht_result *res)
 	struct xfer_fetch *f = a.what;
 	uint64_t now = time_mono_us();
 
-	if (t == NULL || f == NULL)
-		return; /* its task is gone, or another ask won */
+	if (t == NULL || f == NULL || t->ended)
+		return; /* its task is over, or another ask won */
 	f->asks_out--;
 	t->in_flight--;
 	if (res->status < 0) {

@@ -407,7 +407,9 @@ xfer_put_block_done(void *cls, const struct dht_result *res)
 	uint64_t now = time_mono_us();
 	bool ok;
 
-	if (t == NULL)
+	/* An ended put's blocks stay in out until it is freed; what comes
+	 * back for it now is not recorded (it may have been forgotten). */
+	if (t == NULL || t->ended)
 		return;
 	x = t->x;
 	TAILQ_REMOVE(&t->put->out, b, link);
