@@ -104,6 +104,12 @@ setup(void)
 static inline void
 teardown(void)
 {
+	char small[4200];
+
+	/* test_disk_full's tmpfs, should the test have failed before it
+	 * unmounted it: the directory would not go otherwise. */
+	(void)snprintf(small, sizeof(small), "%s/small", harness_dir(h));
+	(void)umount2(small, MNT_DETACH);
 	harness_free(h);
 	h = NULL;
 }
