@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * How many blocks a transfer keeps in flight, and when a slow one is
- * asked again, storage layer (issue 13, "Transfers"). The window grows
- * by itself from XFER_WINDOW_START to the cap: doubling per round trip
- * (one more per block answered) until the first failure, then one more
- * per round trip; it halves on a failure (a timeout, a refusal, fewer
- * receipts than asked), once per round trip (AIMD, as TCP Reno). Latency
- * alone does not cut it: a DHT's blocks come from many peers, and one
- * slow peer among fast ones (a latency that is high, not climbing)
- * would otherwise hold every transfer back to a few blocks in flight.
+ * asked again, storage layer (issue 13, "Transfers").
+ *
+ * The window follows the rate it delivers, not a latency target: in each
+ * epoch (at least XFER_EPOCH_MIN_US and four round trips, and twice the
+ * window's blocks) it counts the blocks done. While a larger window
+ * delivers more (by XFER_GAIN), it grows by half; when a larger one
+ * delivers no more than the best window did, it goes back to that one;
+ * at the best it holds, and the best rate it remembers fades a little
+ * each epoch, so that it probes upwards again now and then. A failure (a timeout, a
+ * refusal, too few receipts) halves it, once per round trip. Neither a
+ * latency that is merely high (one slow peer among fast ones: more in
+ * flight still delivers more) nor one that climbs (queues filling: more
+ * in flight delivers no more) misleads it, and a CPU-bound machine, where
+ * more blocks in flight only slow every daemon down, finds its best
+ * window by itself (measured: tests/integration/test_storage_large.c).
+ *
  * The latency estimate is RFC 6298's, and a block still unanswered after
  * srtt + 4 rttvar (at least XFER_HEDGE_MIN_US) is asked again. Pure: no
  * clock of its own, no I/O.
@@ -20,17 +28,22 @@
 #include <stdint.h>
 
 #define XFER_WINDOW_START  4u
+#define XFER_EPOCH_MIN_US  (200u * 1000)  /* rate measured over at least */
+#define XFER_GAIN          1.05           /* "delivers more": by 5 % */
+#define XFER_FADE          0.98           /* the best rate, per epoch */
 #define XFER_HEDGE_MIN_US  (200u * 1000)  /* never ask again sooner */
 #define XFER_HEDGE_INIT_US (2000u * 1000) /* before any latency is known */
 
 struct xfer_window {
 	double w;         /* blocks that may be in flight */
-	double ssthresh;  /* doubling stops here */
 	unsigned cap;     /* [storage] MAX_IN_FLIGHT */
 	uint64_t srtt_us; /* smoothed latency, 0 before the first */
 	uint64_t rttvar_us;
-	uint64_t min_us; /* least latency seen */
-	uint64_t cut_us; /* when the window was last cut */
+	uint64_t cut_us;   /* when the window was last cut */
+	uint64_t epoch_us; /* when this epoch began, 0 none yet */
+	unsigned done;     /* blocks done in it */
+	double best_rate;  /* blocks/s of the best window lately */
+	double best_w;     /* that window */
 };
 
 /* A window starting at XFER_WINDOW_START (or cap, if smaller). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The transfer engine's window and latency estimate
- * (src/storage/xfer_window.c): slow start, additive increase, halving on
- * a failure once per round trip, no cut for latency alone, the cap,
- * and the delay before a slow block is asked again. */
+ * (src/storage/xfer_window.c): a window that grows while it delivers
+ * more, goes back to the best when larger delivers less, holds on a
+ * plateau and probes again, halves on a failure once per round trip,
+ * keeps to its cap; and the delay before a slow block is asked again. */
 #include <stdint.h>
 
 #include <check.h>
@@ -12,21 +13,52 @@
 
 #define T0 1000000000ull /* an arbitrary monotonic start, in us */
 
-START_TEST(test_starts_small_and_doubles)
+/* A network that delivers min(w, knee) blocks per latency: more in
+ * flight helps up to the knee, and beyond it only waits longer. Runs
+ * epochs of answers at the rate the window gets, from *now. */
+static void
+run(struct xfer_window *w, unsigned knee, uint64_t lat_us, int epochs,
+    uint64_t *now)
+{
+	for (int e = 0; e < epochs; e++) {
+		unsigned win = xfer_window_allowed(w);
+		double rate =
+		    (double)(win < knee ? win : knee) * 1e6 / (double)lat_us;
+		/* Latency climbs past the knee: queues. */
+		uint64_t lat = win <= knee ? lat_us : lat_us * win / knee;
+		uint64_t step = (uint64_t)(1e6 / rate);
+
+		for (unsigned i = 0; i < 4 * win + 8; i++)
+			xfer_window_ok(w, lat, *now += step);
+		(void)lat;
+	}
+}
+
+START_TEST(test_grows_while_it_pays)
 {
 	struct xfer_window w;
 	uint64_t now = T0;
 
 	xfer_window_init(&w, 64);
 	ck_assert_uint_eq(xfer_window_allowed(&w), XFER_WINDOW_START);
-	/* One more per block answered: a window's worth per round trip,
-	 * so the window doubles each round trip. */
-	for (int i = 0; i < 4; i++)
-		xfer_window_ok(&w, 1000, now += 1000);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 8);
-	for (int i = 0; i < 200; i++)
-		xfer_window_ok(&w, 1000, now += 1000);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 64); /* the cap */
+	/* Latency-bound (a far network): every block more in flight
+	 * delivers more, up to the cap. */
+	run(&w, 1000, 50000, 40, &now);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 64);
+}
+END_TEST
+
+START_TEST(test_finds_the_knee)
+{
+	struct xfer_window w;
+	uint64_t now = T0;
+
+	/* Beyond 8 in flight nothing more is delivered (a busy CPU): the
+	 * window settles near 8, not at the cap. */
+	xfer_window_init(&w, 64);
+	run(&w, 8, 10000, 60, &now);
+	ck_assert_uint_ge(xfer_window_allowed(&w), 6);
+	ck_assert_uint_le(xfer_window_allowed(&w), 18);
 }
 END_TEST
 
@@ -36,9 +68,10 @@ START_TEST(test_cap_below_start)
 
 	xfer_window_init(&w, 1);
 	ck_assert_uint_eq(xfer_window_allowed(&w), 1);
-	xfer_window_ok(&w, 10, T0);
+	for (int i = 0; i < 100; i++)
+		xfer_window_ok(&w, 10, T0 + (uint64_t)i * 10000);
 	ck_assert_uint_eq(xfer_window_allowed(&w), 1);
-	xfer_window_fail(&w, T0 + 10);
+	xfer_window_fail(&w, T0 + 2000000);
 	ck_assert_uint_eq(xfer_window_allowed(&w), 1);
 }
 END_TEST
@@ -49,41 +82,40 @@ START_TEST(test_failure_halves_once_per_rtt)
 	uint64_t now = T0;
 
 	xfer_window_init(&w, 64);
-	for (int i = 0; i < 28; i++)
-		xfer_window_ok(&w, 10000, now += 100);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 32);
+	run(&w, 1000, 10000, 40, &now);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 64);
 	xfer_window_fail(&w, now += 100);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 16);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 32);
 	/* The other losses of the same round trip cut nothing more. */
 	xfer_window_fail(&w, now += 100);
 	xfer_window_fail(&w, now += 100);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 16);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 32);
 	/* A round trip later, they do. */
 	xfer_window_fail(&w, now += 20000);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 8);
-	/* After a cut it grows by one per round trip, not doubling. */
-	for (int i = 0; i < 9; i++)
-		xfer_window_ok(&w, 10000, now += 100);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 9);
-	for (int i = 0; i < 9; i++)
-		xfer_window_ok(&w, 10000, now += 100);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 10);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 16);
+	/* And it grows back while more pays. */
+	run(&w, 1000, 10000, 40, &now);
+	ck_assert_uint_eq(xfer_window_allowed(&w), 64);
 }
 END_TEST
 
 /* A high latency is not congestion: one slow peer among fast ones does
- * not shrink the window. */
-START_TEST(test_latency_alone_cuts_nothing)
+ * not keep the window small. */
+START_TEST(test_slow_peer_among_fast)
 {
 	struct xfer_window w;
 	uint64_t now = T0;
 
 	xfer_window_init(&w, 64);
-	for (int i = 0; i < 28; i++)
-		xfer_window_ok(&w, 5000, now += 100);
-	ck_assert_uint_eq(xfer_window_allowed(&w), 32);
-	for (int i = 0; i < 40; i++)
-		xfer_window_ok(&w, i % 3 ? 5000 : 1000000, now += 100);
+	for (int e = 0; e < 60; e++) {
+		unsigned win = xfer_window_allowed(&w);
+
+		/* A third of the blocks take 1 s, the rest 5 ms: the rate
+		 * is the window over the mean latency. */
+		for (unsigned i = 0; i < 4 * win + 8; i++)
+			xfer_window_ok(&w, i % 3 ? 5000 : 1000000,
+			    now += 338000 / win);
+	}
 	ck_assert_uint_eq(xfer_window_allowed(&w), 64);
 }
 END_TEST
@@ -115,10 +147,11 @@ test_suite(void)
 	Suite *s = suite_create("storage_window");
 	TCase *tc = tcase_create("window");
 
-	tcase_add_test(tc, test_starts_small_and_doubles);
+	tcase_add_test(tc, test_grows_while_it_pays);
+	tcase_add_test(tc, test_finds_the_knee);
 	tcase_add_test(tc, test_cap_below_start);
 	tcase_add_test(tc, test_failure_halves_once_per_rtt);
-	tcase_add_test(tc, test_latency_alone_cuts_nothing);
+	tcase_add_test(tc, test_slow_peer_among_fast);
 	tcase_add_test(tc, test_hedge_delay);
 	suite_add_tcase(s, tc);
 	return s;
