@@ -34,14 +34,18 @@
 #include "storage/manifest.h"
 #include "storage/uri.h"
 
-#define N       4
-#define CHUNK   1024 /* [storage] CHUNK_SIZE: deep manifests from small files */
-#define LINK_MS 30000
+#define N                 4
+#define CHUNK             1024 /* [storage] CHUNK_SIZE: deep manifests from small files */
+#define LINK_MS           30000
+/* A user besides root that the daemons let in (test_storage's
+ * test_other_user). */
+#define STORAGE_OTHER_UID "4321"
 #define DHT_CFG                                                                \
 	"[core]\nLINK_POLICY = manual\n"                                       \
 	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"               \
 	"PER_NETWORK = 0\n"                                                    \
-	"[storage]\nCHUNK_SIZE = 1 KiB\nITERATIONS = 10\n"
+	"[storage]\nCHUNK_SIZE = 1 KiB\nITERATIONS = 10\n"                     \
+	"[service]\nSOCKET_MODE = 0666\nALLOW_USERS = " STORAGE_OTHER_UID "\n"
 
 static struct harness *h;
 static struct harness_daemon *d[N];

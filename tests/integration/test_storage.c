@@ -15,6 +15,10 @@
 /* ctest: TIMEOUT=300 RUN_SERIAL=1 */
 #include "storage_test.h"
 
+#include <sys/mman.h>
+
+#include "asuser.h"
+
 static void
 round_trip(size_t len, int from, int to)
 {
@@ -368,6 +372,101 @@ START_TEST(test_bad_block)
 }
 END_TEST
 
+/* What the other user's client did, shared with the test. */
+struct other {
+	const char *socket;
+	const char *file;
+	uint64_t root_id; /* root's resumable transfer */
+	int put, list, cancel;
+	size_t n_listed;
+	char uri[FERRY_FILE_URI_MAX];
+};
+
+static int
+other_fn(void *cls)
+{
+	struct other *o = cls;
+	struct ferry_file_result res;
+	struct ferry_transfer *t;
+	struct ferry_client *c;
+	int fd = open(o->file, O_RDONLY);
+
+	if (fd < 0 || ferry_client_open(o->socket, &c) < 0)
+		return 1;
+	o->put = ferry_file_put(c, fd, "other", 0, 0, NULL, NULL, &res);
+	memcpy(o->uri, res.uri, sizeof(o->uri));
+	o->list = ferry_transfers(c, &t, &o->n_listed);
+	if (o->list == 0)
+		ferry_transfers_free(t, o->n_listed);
+	o->cancel = ferry_transfer_cancel(c, o->root_id);
+	ferry_client_close(c);
+	return 0;
+}
+
+/* Another local user: its own convergence secret (made at its first
+ * put, mode 0600), so the same file makes other blocks; it sees and
+ * cancels none of root's transfers; and root gets its file by the URI. */
+START_TEST(test_other_user)
+{
+	static const struct asuser u = { .uid = 4321, .gid = 4321 };
+	char *file = make_file("both", 3000 * CHUNK, NULL), *out, *key;
+	struct harness_output ho;
+	struct other *o;
+	struct stat st;
+	char *root_uri;
+	pid_t pid;
+
+	if (!asuser_root_or_skip("test_other_user"))
+		return;
+	/* A resumable transfer of root's: a put whose client was killed. */
+	pid = spawn_cli(d[0], "put", file, NULL);
+	ck_assert(wait_counter(d[0], "storage.blocks_put", 50, pid));
+	(void)kill(pid, SIGKILL);
+	(void)wait_pid(pid);
+	harness_sleep_ms(300);
+	ck_assert_int_eq(harness_run_cli(d[0], &ho, "transfers", NULL), 0);
+	ck_assert_msg(strstr(ho.out, " resumable ") != NULL, "%s", ho.out);
+	o = mmap(NULL, sizeof(*o), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(o, MAP_FAILED);
+	memset(o, 0, sizeof(*o));
+	o->root_id = strtoull(strchr(ho.out, '\n') + 1, NULL, 16);
+	harness_output_free(&ho);
+	o->socket = d[0]->socket;
+	o->file = file;
+	ck_assert_int_eq(chmod(file, 0644), 0);
+	ck_assert_int_eq(asuser_open_dir(harness_dir(h)), 0);
+	ck_assert_int_eq(asuser_open_daemon(d[0]), 0);
+	ck_assert_int_eq(asuser_run(&u, other_fn, o), 0);
+	ck_assert_int_eq(o->put, 0);
+	ck_assert_int_eq(o->list, 0);
+	ck_assert_uint_eq(o->n_listed, 0);
+	ck_assert_int_eq(o->cancel, -ENOENT);
+	ck_assert_int_gt(asprintf(&key, "%s/storage/convergence-4321.key",
+	                     d[0]->state_dir),
+	    0);
+	ck_assert_int_eq(stat(key, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	root_uri = put_cli(d[0], file);
+	ck_assert_str_ne(root_uri, o->uri);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	ck_assert_int_eq(get_cli(d[1], o->uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	(void)munmap(o, sizeof(*o));
+	free(root_uri);
+	free(key);
+	free(out);
+	free(file);
+}
+END_TEST
+
+static void
+teardown_other(void)
+{
+	asuser_reset();
+	teardown();
+}
+
 static Suite *
 storage_suite(void)
 {
@@ -375,7 +474,7 @@ storage_suite(void)
 	TCase *tc = tcase_create("daemons");
 
 	tcase_set_timeout(tc, 240);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, teardown_other);
 	tcase_add_test(tc, test_round_trips);
 	tcase_add_test(tc, test_dedup);
 	tcase_add_test(tc, test_marker);
@@ -384,6 +483,7 @@ storage_suite(void)
 	tcase_add_test(tc, test_transfers_cancel);
 	tcase_add_test(tc, test_bad_manifest);
 	tcase_add_test(tc, test_bad_block);
+	tcase_add_test(tc, test_other_user);
 	suite_add_tcase(s, tc);
 	return s;
 }
