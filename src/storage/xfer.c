@@ -40,6 +40,7 @@ xfer_counters_bind(struct xfer *x)
 		C(gets_done),
 		C(gets_failed),
 		C(resumed),
+		C(interrupted),
 		C(cancelled),
 		C(blocks_put),
 		C(blocks_skipped),
@@ -393,9 +394,11 @@ xfer_task_end(struct xfer_task *t, int status, const char *why, bool forget)
 	}
 	if (status == 0)
 		(*(t->kind == XFER_PUT ? x->c.puts_done : x->c.gets_done))++;
+	else if (x->stopping || status == -ECONNRESET)
+		(*x->c.interrupted)++;
 	else if (status == -ECANCELED)
 		(*x->c.cancelled)++;
-	else if (!x->stopping)
+	else
 		(*(t->kind == XFER_PUT ? x->c.puts_failed
 		                       : x->c.gets_failed))++;
 	if (status < 0 && status != -ECANCELED && why != NULL && !x->stopping)

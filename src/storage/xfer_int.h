@@ -58,7 +58,9 @@ struct xfer_counters {
 	uint64_t *gets_started;
 	uint64_t *gets_done;
 	uint64_t *gets_failed;
-	uint64_t *resumed; /* transfers that went on from records */
+	uint64_t *resumed;     /* transfers that went on from records */
+	uint64_t *interrupted; /* stopped by their client leaving or the
+				* daemon stopping: resumable */
 	uint64_t *cancelled;
 	uint64_t *blocks_put;      /* blocks sent with DHT PUTs */
 	uint64_t *blocks_skipped;  /* put: receipts recorded, not sent */

@@ -143,6 +143,9 @@ START_TEST(test_get_resumes)
 	ck_assert(same_files(file, out));
 	ck_assert(access(part, F_OK) < 0);
 	ck_assert_uint_eq(mesh_stat(d[2], "storage.resumed"), 1);
+	/* Its client's leaving interrupted it; nothing failed. */
+	ck_assert_uint_eq(mesh_stat(d[2], "storage.interrupted"), 1);
+	ck_assert_uint_eq(mesh_stat(d[2], "storage.gets_failed"), 0);
 	ck_assert_uint_gt(mesh_stat(d[2], "storage.chunks_resumed"), 0);
 	free(part);
 	free(out);
