@@ -154,6 +154,33 @@ START_TEST(test_get_resumes)
 }
 END_TEST
 
+/* The getting daemon killed with SIGKILL in the middle of a get and
+ * restarted: the same ferry get goes on from the chunks it had synced
+ * and recorded. */
+START_TEST(test_get_daemon_killed)
+{
+	char *file = make_file("gkill", 3000 * CHUNK + 9, NULL), *out, *uri;
+	pid_t pid;
+
+	uri = put_cli(d[0], file);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	pid = spawn_cli(d[3], "get", uri, "-o", out, NULL);
+	/* Past a few batches of records (64 chunks, or a second). */
+	ck_assert(wait_counter(d[3], "storage.blocks_got", 1200, pid));
+	ck_assert_int_eq(harness_daemon_kill(d[3]), 0);
+	ck_assert_int_eq(wait_pid(pid), 3); /* the daemon went away */
+	ck_assert_int_eq(harness_daemon_start_ready(d[3]), 0);
+	wait_tables();
+	ck_assert_int_eq(get_cli(d[3], uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	ck_assert_uint_eq(mesh_stat(d[3], "storage.resumed"), 1);
+	ck_assert_uint_gt(mesh_stat(d[3], "storage.chunks_resumed"), 0);
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
 /* A file that grows while it is put: the put fails, saying so, and is
  * counted; nothing is left to resume. */
 START_TEST(test_file_changed)
@@ -220,6 +247,7 @@ storage_faults_suite(void)
 	tcase_add_test(tc, test_damaged_replica);
 	tcase_add_test(tc, test_put_resumes);
 	tcase_add_test(tc, test_get_resumes);
+	tcase_add_test(tc, test_get_daemon_killed);
 	tcase_add_test(tc, test_file_changed);
 	tcase_add_test(tc, test_disk_full);
 	suite_add_tcase(s, tc);
