@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,12 +98,15 @@ get_run(struct cli *cli, const char *uri, const char *file)
 	struct ferry_client *fc;
 	struct progress pr;
 	char part[4096];
+	bool created = false;
+	struct stat st;
 	int fd, r;
 
 	if (file != NULL) {
 		if (get_part_name(file, part, sizeof(part)) < 0)
 			return cli_usage_error(cli, "%s: name too long", file);
 		/* Not truncated: a .part left by a failed run resumes. */
+		created = access(part, F_OK) < 0;
 		fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
 	} else {
 		fd = get_tmpfile();
@@ -122,8 +126,11 @@ get_run(struct cli *cli, const char *uri, const char *file)
 	    &pr, &res);
 	progress_end(&pr);
 	if (r < 0) {
-		/* What cannot be right is not kept. */
-		if (file != NULL && (r == -EBADMSG || r == -EINVAL))
+		/* What cannot be right is not kept, nor a .part this run
+		 * made that the daemon never sized (refused at once). */
+		if (file != NULL &&
+		    (r == -EBADMSG || r == -EINVAL ||
+		        (created && fstat(fd, &st) == 0 && st.st_size == 0)))
 			(void)unlink(part);
 		r = progress_fail(cli, fc, r);
 		ferry_client_close(fc);

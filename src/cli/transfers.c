@@ -11,6 +11,19 @@
 
 #include "cli/json.h"
 
+/* The daemon's reason when it gave one ("the DHT is not running"),
+ * else cli_fail's; the exit code. */
+static int
+transfers_fail(const struct cli *cli, struct ferry_client *fc, int r)
+{
+	const char *why = ferry_last_error(fc);
+
+	if (*why == '\0')
+		return cli_fail(cli, cli->cmd->name, r);
+	fprintf(stderr, "ferry %s: %s\n", cli->cmd->name, why);
+	return cli_exit_code(r);
+}
+
 static void
 transfers_json(const struct ferry_transfer *t, size_t n)
 {
@@ -60,9 +73,12 @@ transfers_main(struct cli *cli, int argc, char **argv)
 	if (r != 0)
 		return r;
 	r = ferry_transfers(fc, &t, &n);
+	if (r < 0) {
+		r = transfers_fail(cli, fc, r);
+		ferry_client_close(fc);
+		return r;
+	}
 	ferry_client_close(fc);
-	if (r < 0)
-		return cli_fail(cli, "transfers", r);
 	if (cli->json) {
 		transfers_json(t, n);
 	} else {
@@ -104,13 +120,14 @@ cancel_main(struct cli *cli, int argc, char **argv)
 	if (r != 0)
 		return r;
 	r = ferry_transfer_cancel(fc, id);
-	ferry_client_close(fc);
 	if (r == -ENOENT) {
+		ferry_client_close(fc);
 		fprintf(stderr, "ferry cancel: no transfer %s of this user\n",
 		    argv[optind]);
 		return CLI_EXIT_NOTFOUND;
 	}
 	if (r < 0)
-		return cli_fail(cli, "cancel", r);
-	return CLI_EXIT_OK;
+		r = transfers_fail(cli, fc, r);
+	ferry_client_close(fc);
+	return r;
 }

@@ -15,6 +15,7 @@ xfer_window_init(struct xfer_window *w, unsigned cap)
 	w->done = 0;
 	w->best_rate = 0;
 	w->best_w = w->w;
+	w->starting = true;
 }
 
 unsigned
@@ -42,11 +43,16 @@ xfer_window_epoch(struct xfer_window *w, uint64_t now_us)
 		 * best, and a larger one is tried. */
 		w->best_rate = rate;
 		w->best_w = w->w;
-		xfer_window_set(w, w->w + (w->w / 2 > 1 ? w->w / 2 : 1));
+		/* Doubling until the first window that did not pay (a far
+		 * network wants many in flight soon), then by half. */
+		xfer_window_set(w,
+		    w->starting ? 2 * w->w
+		                : w->w + (w->w / 2 > 1 ? w->w / 2 : 1));
 	} else if (w->w > w->best_w) {
 		/* Larger and no better: what it adds only waits in queues
 		 * (or slows a busy machine). Back to the best. */
 		xfer_window_set(w, w->best_w);
+		w->starting = false;
 	} else {
 		/* At the best: it fades, so that a larger window is tried
 		 * again before long, and a smaller one after a failure. */
@@ -81,9 +87,9 @@ xfer_window_ok(struct xfer_window *w, uint64_t lat_us, uint64_t now_us)
 		return;
 	}
 	w->done++;
-	len = 4 * w->srtt_us > XFER_EPOCH_MIN_US ? 4 * w->srtt_us
+	len = 2 * w->srtt_us > XFER_EPOCH_MIN_US ? 2 * w->srtt_us
 	                                         : XFER_EPOCH_MIN_US;
-	if (now_us - w->epoch_us >= len && w->done >= 2 * (unsigned)w->w)
+	if (now_us - w->epoch_us >= len && w->done >= (unsigned)w->w)
 		xfer_window_epoch(w, now_us);
 }
 
@@ -96,6 +102,7 @@ xfer_window_fail(struct xfer_window *w, uint64_t now_us)
 		return;
 	w->cut_us = now_us;
 	xfer_window_set(w, w->w / 2);
+	w->starting = false;
 	/* What the old window delivered says nothing of the new one: its
 	 * rate is measured afresh, and larger ones tried again if they
 	 * pay. */

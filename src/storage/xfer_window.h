@@ -4,9 +4,10 @@
  * asked again, storage layer (issue 13, "Transfers").
  *
  * The window follows the rate it delivers, not a latency target: in each
- * epoch (at least XFER_EPOCH_MIN_US and four round trips, and twice the
- * window's blocks) it counts the blocks done. While a larger window
- * delivers more (by XFER_GAIN), it grows by half; when a larger one
+ * epoch (at least XFER_EPOCH_MIN_US and two round trips, and a window's
+ * blocks) it counts the blocks done. While a larger window delivers more
+ * (by XFER_GAIN), it grows: doubling until the first larger window that
+ * does not pay or the first failure, by half after that; when a larger one
  * delivers no more than the best window did, it goes back to that one;
  * at the best it holds, and the best rate it remembers fades a little
  * each epoch, so that it probes upwards again now and then. A failure (a timeout, a
@@ -44,6 +45,7 @@ struct xfer_window {
 	unsigned done;     /* blocks done in it */
 	double best_rate;  /* blocks/s of the best window lately */
 	double best_w;     /* that window */
+	bool starting;     /* no window has failed to pay yet: doubling */
 };
 
 /* A window starting at XFER_WINDOW_START (or cap, if smaller). */
