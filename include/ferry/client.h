@@ -178,8 +178,10 @@ void ferry_stats_free(struct ferry_stat *stats, size_t n);
  * *ret_receipts (free it with free(); may be NULL, then so may ret_n)
  * the *ret_n receipts as the DHT checked them. -EIO when fewer came back,
  * with the outputs written all the same (the receipts that came, maybe
- * none). -EINVAL for a bad argument or a value the daemon refuses
- * (expiry in the past), -EMSGSIZE.
+ * none). When none came and the storing peers said why: -ENOSPC they
+ * are full, -EDQUOT they hold all they take from this daemon's key.
+ * -EINVAL for a bad argument or a value the daemon refuses (expiry in
+ * the past), -EMSGSIZE.
  */
 int ferry_dht_put(struct ferry_client *client, const void *data, size_t len,
     unsigned replication, uint64_t expiry, struct ferry_dht_key *ret_key,

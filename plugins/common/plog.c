@@ -34,7 +34,7 @@ plog_init(struct plog *pl, const struct ferry_core_api *core,
 {
 	memset(pl, 0, sizeof(*pl));
 	pl->core = core;
-	ratelimit_init(&pl->peer_rl, peer_rate, peer_burst);
+	ratelog_init(&pl->peer_log, peer_rate, peer_burst);
 	pl->next = plog_head;
 	plog_head = pl;
 	/* The sink filters by the core's level, which may change at any
@@ -96,23 +96,16 @@ plog_peer(struct plog *pl, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
+	bool ok;
 
 	if (!plog_wanted(pl, FERRY_LOG_INFO))
 		return;
-	if (!ratelimit_take(&pl->peer_rl, time_mono_us(), 1.0)) {
-		pl->peer_suppressed++;
-		return;
-	}
 	va_start(ap, fmt);
-	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	ok = ratelog_vformat(&pl->peer_log, time_mono_us(), line, sizeof(line),
+	    fmt, ap);
 	va_end(ap);
-	if (pl->peer_suppressed == 0) {
+	if (ok)
 		plog(pl, FERRY_LOG_INFO, "%s", line);
-		return;
-	}
-	plog(pl, FERRY_LOG_INFO, "%s (and %llu lines like it suppressed)",
-	    line, (unsigned long long)pl->peer_suppressed);
-	pl->peer_suppressed = 0;
 }
 
 static uint64_t *

@@ -20,8 +20,7 @@
 
 struct plog {
 	const struct ferry_core_api *core; /* where lines and counters go */
-	struct ratelimit peer_rl;	   /* budget of plog_peer lines */
-	uint64_t peer_suppressed;	   /* lines the budget dropped */
+	struct ratelog peer_log;	   /* budget of plog_peer lines */
 	uint64_t stat_sink;		   /* counters without a core land here */
 	struct plog *next;		   /* instances, newest first */
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * What every ferry subcommand shares: option parsing with the global
- * options mixed in, connecting, argument parsing and the mapping of
- * errors to the exit codes of ferry(1).
+ * options mixed in, connecting and one request, argument parsing, reading
+ * input, and the mapping of errors to the exit codes of ferry(1).
  */
 #include "cli/cli.h"
 
@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "cli/json.h"
 
 void
 cli_usage(const struct cli *cli, bool to_stderr)
@@ -206,5 +209,88 @@ cli_parse_uint(const struct cli *cli, const char *what, const char *s,
 		    "%s: expected a number from %llu to %llu, not '%s'", what,
 		    (unsigned long long)min, (unsigned long long)max, s);
 	*ret = v;
+	return 0;
+}
+
+int
+cli_request(struct cli *cli, cli_request_fn *fn, void *cls, cli_fail_fn *fail)
+{
+	struct ferry_client *fc;
+	int r = cli_open(cli, &fc);
+
+	if (r != 0)
+		return r;
+	r = fn(fc, cls);
+	ferry_client_close(fc);
+	if (r >= 0)
+		return 0;
+	return fail != NULL ? fail(cli, r) : cli_fail(cli, cli->cmd->name, r);
+}
+
+void
+cli_print_ok(const struct cli *cli)
+{
+	struct json j;
+
+	if (!cli->json)
+		return;
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_member_bool(&j, "ok", true);
+	json_object_end(&j);
+}
+
+int
+cli_parse_key(const struct cli *cli, const char *s, struct ferry_dht_key *ret)
+{
+	if (ferry_dht_key_parse(s, ret) < 0)
+		return cli_usage_error(cli,
+		    "'%s' is not a key (%d hexadecimal digits, or a peer id)",
+		    s, FERRY_DHT_KEY_STRLEN);
+	return 0;
+}
+
+int
+cli_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
+{
+	/* Room for one byte more than max: a longer input is refused, not
+	 * cut. */
+	size_t len = 0, cap = 0, limit = max + 1;
+	uint8_t *data = NULL, *p;
+	ssize_t n;
+	int r = 0;
+
+	while (len < limit) {
+		if (len == cap) {
+			cap = cap == 0 ? 64 * 1024 : cap * 2;
+			if (cap > limit)
+				cap = limit;
+			p = realloc(data, cap);
+			if (p == NULL) {
+				r = -ENOMEM;
+				goto out;
+			}
+			data = p;
+		}
+		n = read(fd, data + len, cap - len);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		len += (size_t)n;
+	}
+	if (len > max)
+		r = -EMSGSIZE;
+out:
+	if (r < 0) {
+		free(data);
+		return r;
+	}
+	*ret = data;
+	*ret_len = len;
 	return 0;
 }

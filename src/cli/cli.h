@@ -95,6 +95,21 @@ int cli_open(struct cli *cli, struct ferry_client **ret);
 /* Reports a failed request (what: "status") on stderr and maps its
  * errno to an exit code. */
 int cli_fail(const struct cli *cli, const char *what, int r);
+
+/* One request on a connection: its arguments and answer are at cls.
+ * 0, or a negative errno. */
+typedef int cli_request_fn(struct ferry_client *fc, void *cls);
+/* Says why a request failed and returns the exit code. */
+typedef int cli_fail_fn(const struct cli *cli, int r);
+/* Connects, makes the request and disconnects. 0 when it succeeded;
+ * else the exit code, with the reason printed: the daemon was not
+ * reached, or fail (NULL: cli_fail naming the subcommand) said why the
+ * request failed. */
+int cli_request(struct cli *cli, cli_request_fn *fn, void *cls,
+    cli_fail_fn *fail);
+/* With --json, prints {"ok":true}: a request that answers nothing
+ * else succeeded. */
+void cli_print_ok(const struct cli *cli);
 /* Maps a libferry error to an exit code. */
 int cli_exit_code(int r);
 
@@ -106,6 +121,13 @@ int cli_parse_peer(const struct cli *cli, const char *s,
  * prints the problem naming what and returns CLI_EXIT_USAGE. */
 int cli_parse_uint(const struct cli *cli, const char *what, const char *s,
     uint64_t min, uint64_t max, uint64_t *ret);
+/* Parses a DHT key argument (hexadecimal, or a peer id). 0, or prints
+ * the problem and returns CLI_EXIT_USAGE. */
+int cli_parse_key(const struct cli *cli, const char *s,
+    struct ferry_dht_key *ret);
+/* Reads fd to its end into a buffer the caller frees: at most max bytes.
+ * 0, -EMSGSIZE (more than max), -ENOMEM or another negative errno. */
+int cli_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len);
 
 /* The subcommands. */
 int status_main(struct cli *cli, int argc, char **argv);

@@ -5,22 +5,15 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "cli/json.h"
-
-int
-connect_main(struct cli *cli, int argc, char **argv)
+static int
+connect_ask(struct ferry_client *fc, void *cls)
 {
-	struct ferry_client *fc;
-	struct json j;
-	int r = cli_parse_simple(cli, argc, argv, 1, 1, false);
+	return ferry_connect_uri(fc, cls);
+}
 
-	if (r >= 0)
-		return r;
-	r = cli_open(cli, &fc);
-	if (r != 0)
-		return r;
-	r = ferry_connect_uri(fc, argv[optind]);
-	ferry_client_close(fc);
+static int
+connect_fail(const struct cli *cli, int r)
+{
 	if (r == -EINVAL || r == -EBADMSG) {
 		fprintf(stderr,
 		    "ferry connect: the daemon refused the URI: %s\n",
@@ -32,14 +25,19 @@ connect_main(struct cli *cli, int argc, char **argv)
 		    "ferry connect: the URI has no usable address\n");
 		return CLI_EXIT_PEER;
 	}
-	if (r < 0)
-		return cli_fail(cli, "connect", r);
-	if (cli->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j);
-		json_key(&j, "ok");
-		json_bool(&j, true);
-		json_object_end(&j);
-	}
+	return cli_fail(cli, "connect", r);
+}
+
+int
+connect_main(struct cli *cli, int argc, char **argv)
+{
+	int r = cli_parse_simple(cli, argc, argv, 1, 1, false);
+
+	if (r >= 0)
+		return r;
+	r = cli_request(cli, connect_ask, argv[optind], connect_fail);
+	if (r != 0)
+		return r;
+	cli_print_ok(cli);
 	return CLI_EXIT_OK;
 }

@@ -109,6 +109,10 @@ dht_fail(const struct cli *cli, int r)
 	case -ENOSPC:
 		why = "the storing peers are full";
 		break;
+	case -EDQUOT:
+		why =
+		    "the storing peers hold all they take from this daemon; try again once blocks expire";
+		break;
 	case -ETIMEDOUT:
 		why = "no answer from the DHT in time";
 		code = CLI_EXIT_TIMEOUT;
@@ -118,41 +122,6 @@ dht_fail(const struct cli *cli, int r)
 	}
 	fprintf(stderr, "ferry %s: %s\n", cli->cmd->name, why);
 	return code;
-}
-
-/* Reads fd to its end, at most FERRY_DHT_BLOCK_MAX bytes: 0, -EMSGSIZE
- * for more, or -errno. */
-static int
-dht_read_all(int fd, uint8_t **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = FERRY_DHT_BLOCK_MAX + 1;
-	uint8_t *data = malloc(cap);
-	ssize_t n;
-
-	if (data == NULL)
-		return -ENOMEM;
-	/* One byte of room more than a block: a longer input is refused,
-	 * not cut. */
-	while (len < cap) {
-		n = read(fd, data + len, cap - len);
-		if (n == 0)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			free(data);
-			return (int)n;
-		}
-		len += (size_t)n;
-	}
-	if (len > FERRY_DHT_BLOCK_MAX) {
-		free(data);
-		return -EMSGSIZE;
-	}
-	*ret = data;
-	*ret_len = len;
-	return 0;
 }
 
 /* The bytes of FILE, or standard input for NULL or "-". 0, or prints
@@ -173,7 +142,7 @@ dht_input(const struct cli *cli, const char *file, uint8_t **ret,
 		    strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
-	r = dht_read_all(fd, &data, &len);
+	r = cli_read_all(fd, FERRY_DHT_BLOCK_MAX, &data, &len);
 	if (!use_stdin)
 		(void)close(fd);
 	if (r == -EMSGSIZE) {
@@ -208,32 +177,51 @@ dht_put_json(const struct ferry_dht_key *key, unsigned replication,
 	ferry_dht_key_format(key, hex);
 	json_init(&j, stdout);
 	json_object_begin(&j);
-	json_key(&j, "key");
-	json_string(&j, hex);
+	json_member_string(&j, "key", hex);
 	/* Only when asked for: 0 leaves it to the daemon, whose choice the
 	 * receipts show. */
 	if (replication != 0) {
-		json_key(&j, "replication");
-		json_uint(&j, replication);
+		json_member_uint(&j, "replication", replication);
 	}
-	json_key(&j, "receipts");
-	json_uint(&j, n);
+	json_member_uint(&j, "receipts", n);
 	json_key(&j, "storers");
 	json_array_begin(&j);
 	for (size_t i = 0; i < n; i++) {
 		ferry_peer_id_to_string(&rc[i].storer, id);
 		json_object_begin(&j);
-		json_key(&j, "id");
-		json_string(&j, id);
-		json_key(&j, "expiry");
-		json_uint(&j, rc[i].expiry);
+		json_member_string(&j, "id", id);
+		json_member_uint(&j, "expiry", rc[i].expiry);
 		/* Checked again here: a receipt is what a client keeps. */
-		json_key(&j, "verified");
-		json_bool(&j, ferry_dht_receipt_verify(key, &rc[i]) == 0);
+		json_member_bool(&j, "verified",
+		    ferry_dht_receipt_verify(key, &rc[i]) == 0);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
 	json_object_end(&j);
+}
+
+struct dht_put_req {
+	const uint8_t *data;
+	size_t len;
+	unsigned replication;
+	uint64_t expiry;
+	struct ferry_dht_key key;     /* answer */
+	struct ferry_dht_receipt *rc; /* answer, n of them */
+	size_t n;
+	bool too_few; /* fewer receipts than asked */
+};
+
+static int
+dht_put_ask(struct ferry_client *fc, void *cls)
+{
+	struct dht_put_req *q = cls;
+	int r = ferry_dht_put(fc, q->data, q->len, q->replication, q->expiry,
+	    &q->key, &q->rc, &q->n);
+
+	/* With fewer receipts than asked the block is stored all the same
+	 * at those peers: its key is worth printing. */
+	q->too_few = r == -EIO;
+	return q->too_few ? 0 : r;
 }
 
 /* Stores data; prints its key (with its receipts, for --json). */
@@ -241,32 +229,24 @@ static int
 dht_put_run(struct cli *cli, const uint8_t *data, size_t len,
     unsigned replication, uint64_t expiry)
 {
+	struct dht_put_req q = { data, len, replication, expiry, { { 0 } },
+		NULL, 0, false };
 	char hex[FERRY_DHT_KEY_STRLEN + 1];
-	struct ferry_dht_receipt *rc = NULL;
-	struct ferry_client *fc;
-	struct ferry_dht_key key;
-	size_t n = 0;
-	int r = cli_open(cli, &fc);
+	int r = cli_request(cli, dht_put_ask, &q, dht_fail);
 
 	if (r != 0)
 		return r;
-	r = ferry_dht_put(fc, data, len, replication, expiry, &key, &rc, &n);
-	ferry_client_close(fc);
-	if (r < 0 && r != -EIO)
-		return dht_fail(cli, r);
-	/* With fewer receipts than asked the block is stored all the same
-	 * at those peers: its key is worth printing. */
 	if (cli->json)
-		dht_put_json(&key, replication, rc, n);
+		dht_put_json(&q.key, replication, q.rc, q.n);
 	else {
-		ferry_dht_key_format(&key, hex);
+		ferry_dht_key_format(&q.key, hex);
 		printf("%s\n", hex);
 	}
-	free(rc);
-	if (r == -EIO) {
+	free(q.rc);
+	if (q.too_few) {
 		fprintf(stderr,
 		    "ferry %s: only %zu storing peer(s) sent a receipt, fewer than asked\n",
-		    cli->cmd->name, n);
+		    cli->cmd->name, q.n);
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
@@ -371,13 +351,10 @@ dht_get_json(const struct ferry_dht_key *key, const uint8_t *data, size_t len,
 	ferry_dht_key_format(key, hex);
 	json_init(&j, stdout);
 	json_object_begin(&j);
-	json_key(&j, "key");
-	json_string(&j, hex);
-	json_key(&j, "len");
-	json_uint(&j, len);
+	json_member_string(&j, "key", hex);
+	json_member_uint(&j, "len", len);
 	if (file != NULL) {
-		json_key(&j, "file");
-		json_string(&j, file);
+		json_member_string(&j, "file", file);
 	} else {
 		json_key(&j, "data");
 		json_bytes(&j, data, len);
@@ -408,20 +385,32 @@ dht_get_output(const struct cli *cli, const struct ferry_dht_key *key,
 	return CLI_EXIT_OK;
 }
 
+struct dht_get_req {
+	const struct ferry_dht_key *key;
+	uint8_t *data; /* answer, len bytes */
+	size_t len;
+};
+
+static int
+dht_get_ask(struct ferry_client *fc, void *cls)
+{
+	struct dht_get_req *q = cls;
+
+	return ferry_dht_get(fc, q->key, &q->data, &q->len);
+}
+
 static int
 dht_get_run(struct cli *cli, const struct ferry_dht_key *key, const char *file)
 {
+	struct dht_get_req q = { key, NULL, 0 };
 	uint8_t hash[FERRY_DHT_KEY_LEN], *data;
-	struct ferry_client *fc;
 	size_t len;
-	int r = cli_open(cli, &fc);
+	int r = cli_request(cli, dht_get_ask, &q, dht_fail);
 
 	if (r != 0)
 		return r;
-	r = ferry_dht_get(fc, key, &data, &len);
-	ferry_client_close(fc);
-	if (r < 0)
-		return dht_fail(cli, r);
+	data = q.data;
+	len = q.len;
 	/* Not a byte out before the block is proven to be KEY's. */
 	if (sodium_init() < 0 ||
 	    crypto_generichash(hash, sizeof(hash), data, len, NULL, 0) != 0 ||
@@ -435,18 +424,6 @@ dht_get_run(struct cli *cli, const struct ferry_dht_key *key, const char *file)
 	r = dht_get_output(cli, key, data, len, file);
 	free(data);
 	return r;
-}
-
-/* Parses a KEY operand. 0, or prints the problem and returns
- * CLI_EXIT_USAGE. */
-static int
-dht_parse_key(const struct cli *cli, const char *s, struct ferry_dht_key *ret)
-{
-	if (ferry_dht_key_parse(s, ret) < 0)
-		return cli_usage_error(cli,
-		    "'%s' is not a key (%d hexadecimal digits, or a peer id)",
-		    s, FERRY_DHT_KEY_STRLEN);
-	return 0;
 }
 
 static int
@@ -471,7 +448,7 @@ dht_get_main(struct cli *cli, int argc, char **argv)
 		return cli_usage_error(cli, "--output: empty FILE");
 	if (argc - optind != 1)
 		return cli_usage_error(cli, "expected one KEY");
-	if (dht_parse_key(cli, argv[optind], &key) != 0)
+	if (cli_parse_key(cli, argv[optind], &key) != 0)
 		return CLI_EXIT_USAGE;
 	return dht_get_run(cli, &key, file);
 }
@@ -502,8 +479,7 @@ dht_find_print(const struct cli *cli, const struct ferry_dht_key *key,
 		ferry_dht_key_format(key, dist);
 		json_init(&j, stdout);
 		json_object_begin(&j);
-		json_key(&j, "key");
-		json_string(&j, dist);
+		json_member_string(&j, "key", dist);
 		json_key(&j, "peers");
 		json_array_begin(&j);
 	} else if (n > 0) {
@@ -523,18 +499,31 @@ dht_find_print(const struct cli *cli, const struct ferry_dht_key *key,
 			continue;
 		}
 		json_object_begin(&j);
-		json_key(&j, "id");
-		json_string(&j, id);
-		json_key(&j, "distance");
-		json_string(&j, dist);
-		json_key(&j, "common_bits");
-		json_uint(&j, dht_common_bits(key->bytes, ids[i].bytes));
+		json_member_string(&j, "id", id);
+		json_member_string(&j, "distance", dist);
+		json_member_uint(&j, "common_bits",
+		    dht_common_bits(key->bytes, ids[i].bytes));
 		json_object_end(&j);
 	}
 	if (cli->json) {
 		json_array_end(&j);
 		json_object_end(&j);
 	}
+}
+
+struct dht_find_req {
+	const struct ferry_dht_key *key;
+	unsigned want;
+	struct ferry_peer_id *ids; /* answer, n of them */
+	size_t n;
+};
+
+static int
+dht_find_ask(struct ferry_client *fc, void *cls)
+{
+	struct dht_find_req *q = cls;
+
+	return ferry_dht_find(fc, q->key, q->want, &q->ids, &q->n);
 }
 
 static int
@@ -545,10 +534,8 @@ dht_find_main(struct cli *cli, int argc, char **argv)
 		CLI_GLOBAL_OPTIONS,
 	};
 	uint64_t want = DHT_FIND_DEFAULT;
-	struct ferry_client *fc;
-	struct ferry_peer_id *ids;
+	struct dht_find_req q;
 	struct ferry_dht_key key;
-	size_t n;
 	int c, r;
 
 	while ((c = cli_getopt(cli, argc, argv, "n:", opts)) != -1) {
@@ -561,17 +548,14 @@ dht_find_main(struct cli *cli, int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return cli_usage_error(cli, "expected one KEY");
-	if (dht_parse_key(cli, argv[optind], &key) != 0)
+	if (cli_parse_key(cli, argv[optind], &key) != 0)
 		return CLI_EXIT_USAGE;
-	r = cli_open(cli, &fc);
+	q = (struct dht_find_req){ &key, (unsigned)want, NULL, 0 };
+	r = cli_request(cli, dht_find_ask, &q, dht_fail);
 	if (r != 0)
 		return r;
-	r = ferry_dht_find(fc, &key, (unsigned)want, &ids, &n);
-	ferry_client_close(fc);
-	if (r < 0)
-		return dht_fail(cli, r);
-	dht_find_print(cli, &key, ids, n);
-	free(ids);
+	dht_find_print(cli, &key, q.ids, q.n);
+	free(q.ids);
 	return CLI_EXIT_OK;
 }
 
@@ -597,30 +581,20 @@ dht_status_json(const struct ferry_dht_status *st)
 
 	json_init(&j, stdout);
 	json_object_begin(&j);
-	json_key(&j, "k");
-	json_uint(&j, st->k);
-	json_key(&j, "replication");
-	json_uint(&j, st->replication);
-	json_key(&j, "peers");
-	json_uint(&j, st->entries);
-	json_key(&j, "cached");
-	json_uint(&j, st->cached);
-	json_key(&j, "buckets_used");
-	json_uint(&j, st->buckets_used);
-	json_key(&j, "blocks");
-	json_uint(&j, st->blocks);
-	json_key(&j, "bytes");
-	json_uint(&j, st->bytes);
-	json_key(&j, "quota");
-	json_uint(&j, st->quota);
+	json_member_uint(&j, "k", st->k);
+	json_member_uint(&j, "replication", st->replication);
+	json_member_uint(&j, "peers", st->entries);
+	json_member_uint(&j, "cached", st->cached);
+	json_member_uint(&j, "buckets_used", st->buckets_used);
+	json_member_uint(&j, "blocks", st->blocks);
+	json_member_uint(&j, "bytes", st->bytes);
+	json_member_uint(&j, "quota", st->quota);
 	json_key(&j, "buckets");
 	json_array_begin(&j);
 	for (size_t i = 0; i < st->n_buckets; i++) {
 		json_object_begin(&j);
-		json_key(&j, "prefix");
-		json_uint(&j, st->buckets[i].prefix);
-		json_key(&j, "peers");
-		json_uint(&j, st->buckets[i].entries);
+		json_member_uint(&j, "prefix", st->buckets[i].prefix);
+		json_member_uint(&j, "peers", st->buckets[i].entries);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -628,21 +602,22 @@ dht_status_json(const struct ferry_dht_status *st)
 }
 
 static int
+dht_status_ask(struct ferry_client *fc, void *cls)
+{
+	return ferry_dht_status(fc, cls);
+}
+
+static int
 dht_status_main(struct cli *cli, int argc, char **argv)
 {
-	struct ferry_client *fc;
 	struct ferry_dht_status *st;
 	int r = cli_parse_simple(cli, argc, argv, 0, 0, false);
 
 	if (r >= 0)
 		return r;
-	r = cli_open(cli, &fc);
+	r = cli_request(cli, dht_status_ask, &st, dht_fail);
 	if (r != 0)
 		return r;
-	r = ferry_dht_status(fc, &st);
-	ferry_client_close(fc);
-	if (r < 0)
-		return dht_fail(cli, r);
 	if (cli->json)
 		dht_status_json(st);
 	else

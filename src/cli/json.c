@@ -224,3 +224,24 @@ json_bool(struct json *j, bool v)
 	json_sep(j);
 	(void)fputs(v ? "true" : "false", j->f);
 }
+
+void
+json_member_string(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	json_string(j, s);
+}
+
+void
+json_member_uint(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_uint(j, v);
+}
+
+void
+json_member_bool(struct json *j, const char *key, bool v)
+{
+	json_key(j, key);
+	json_bool(j, v);
+}

@@ -39,5 +39,9 @@ void json_uint(struct json *j, uint64_t v);
 void json_int(struct json *j, int64_t v);
 void json_double(struct json *j, double v);
 void json_bool(struct json *j, bool v);
+/* A member of the object being written: json_key, then the value. */
+void json_member_string(struct json *j, const char *key, const char *s);
+void json_member_uint(struct json *j, const char *key, uint64_t v);
+void json_member_bool(struct json *j, const char *key, bool v);
 
 #endif /* FERRY_CLI_JSON_H */

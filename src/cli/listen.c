@@ -48,12 +48,9 @@ listen_print(const struct cli *cli, const struct ferry_message *m, bool raw)
 	if (cli->json) {
 		json_init(&j, stdout);
 		json_object_begin(&j);
-		json_key(&j, "peer");
-		json_string(&j, id);
-		json_key(&j, "type");
-		json_uint(&j, m->type);
-		json_key(&j, "len");
-		json_uint(&j, m->len);
+		json_member_string(&j, "peer", id);
+		json_member_uint(&j, "type", m->type);
+		json_member_uint(&j, "len", m->len);
 		json_key(&j, "data");
 		json_bytes(&j, m->data, m->len);
 		json_object_end(&j);

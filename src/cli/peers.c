@@ -37,43 +37,45 @@ peers_json(const struct ferry_peer_info *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		ferry_peer_id_to_string(&p[i].id, id);
 		json_object_begin(&j);
-		json_key(&j, "id");
-		json_string(&j, id);
-		json_key(&j, "transport");
-		json_string(&j, p[i].transport);
-		json_key(&j, "protocol");
-		json_uint(&j, p[i].protocol);
-		json_key(&j, "address");
-		json_string(&j, p[i].address);
-		json_key(&j, "age_ms");
-		json_uint(&j, p[i].age_ms);
+		json_member_string(&j, "id", id);
+		json_member_string(&j, "transport", p[i].transport);
+		json_member_uint(&j, "protocol", p[i].protocol);
+		json_member_string(&j, "address", p[i].address);
+		json_member_uint(&j, "age_ms", p[i].age_ms);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
 	json_object_end(&j);
 }
 
+struct peers_answer {
+	struct ferry_peer_info *peers;
+	size_t n;
+};
+
+static int
+peers_ask(struct ferry_client *fc, void *cls)
+{
+	struct peers_answer *a = cls;
+
+	return ferry_peers(fc, &a->peers, &a->n);
+}
+
 int
 peers_main(struct cli *cli, int argc, char **argv)
 {
-	struct ferry_client *fc;
-	struct ferry_peer_info *peers;
-	size_t n;
+	struct peers_answer a;
 	int r = cli_parse_simple(cli, argc, argv, 0, 0, false);
 
 	if (r >= 0)
 		return r;
-	r = cli_open(cli, &fc);
+	r = cli_request(cli, peers_ask, &a, NULL);
 	if (r != 0)
 		return r;
-	r = ferry_peers(fc, &peers, &n);
-	ferry_client_close(fc);
-	if (r < 0)
-		return cli_fail(cli, "peers", r);
 	if (cli->json)
-		peers_json(peers, n);
+		peers_json(a.peers, a.n);
 	else
-		peers_print(peers, n);
-	ferry_peers_free(peers);
+		peers_print(a.peers, a.n);
+	ferry_peers_free(a.peers);
 	return CLI_EXIT_OK;
 }

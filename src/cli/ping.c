@@ -94,14 +94,10 @@ ping_summary(const struct cli *cli, const char *id, const struct ping_opts *o,
 	}
 	json_init(&j, stdout);
 	json_object_begin(&j);
-	json_key(&j, "peer");
-	json_string(&j, id);
-	json_key(&j, "size");
-	json_uint(&j, o->size);
-	json_key(&j, "sent");
-	json_uint(&j, st->sent);
-	json_key(&j, "received");
-	json_uint(&j, st->received);
+	json_member_string(&j, "peer", id);
+	json_member_uint(&j, "size", o->size);
+	json_member_uint(&j, "sent", st->sent);
+	json_member_uint(&j, "received", st->received);
 	json_key(&j, "rtt_ms");
 	json_array_begin(&j);
 	for (uint32_t i = 0; i < st->received; i++)

@@ -181,7 +181,9 @@ progress_fail(const struct cli *cli, struct ferry_client *fc, int r)
 		break;
 	case -ENOSPC:
 	case -EDQUOT:
-		code = CLI_EXIT_FILE;
+		/* A get's disk; a put's storing peers. */
+		code = strcmp(cli->cmd->name, "get") == 0 ? CLI_EXIT_FILE
+							 : CLI_EXIT_FAIL;
 		resumes = true;
 		break;
 	case -ECANCELED:

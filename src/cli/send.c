@@ -14,63 +14,24 @@
 
 #include "cli/json.h"
 
-/* Reads standard input, at most FERRY_APP_MSG_MAX bytes. 0 or -errno. */
-static int
-send_read_stdin(uint8_t **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 64 * 1024;
-	uint8_t *data = malloc(cap), *p;
-	ssize_t n;
+struct send_req {
+	const struct ferry_peer_id *peer;
+	uint16_t type;
+	const uint8_t *data;
+	size_t len;
+};
 
-	if (data == NULL)
-		return -ENOMEM;
-	for (;;) {
-		if (len == cap) {
-			if (cap > FERRY_APP_MSG_MAX) {
-				free(data);
-				return -EMSGSIZE;
-			}
-			p = realloc(data, cap * 2);
-			if (p == NULL) {
-				free(data);
-				return -ENOMEM;
-			}
-			data = p;
-			cap *= 2;
-		}
-		n = read(STDIN_FILENO, data + len, cap - len);
-		if (n == 0)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			free(data);
-			return (int)n;
-		}
-		len += (size_t)n;
-	}
-	if (len > FERRY_APP_MSG_MAX) {
-		free(data);
-		return -EMSGSIZE;
-	}
-	*ret = data;
-	*ret_len = len;
-	return 0;
+static int
+send_ask(struct ferry_client *fc, void *cls)
+{
+	const struct send_req *q = cls;
+
+	return ferry_send_confirmed(fc, q->peer, q->type, q->data, q->len);
 }
 
 static int
-send_message(struct cli *cli, const struct ferry_peer_id *peer, uint16_t type,
-    const uint8_t *data, size_t len)
+send_fail(const struct cli *cli, int r)
 {
-	struct ferry_client *fc;
-	struct json j;
-	int r = cli_open(cli, &fc);
-
-	if (r != 0)
-		return r;
-	r = ferry_send_confirmed(fc, peer, type, data, len);
-	ferry_client_close(fc);
 	if (r == -EAGAIN) {
 		fprintf(stderr,
 		    "ferry send: the peer's queue is full; try again\n");
@@ -80,15 +41,24 @@ send_message(struct cli *cli, const struct ferry_peer_id *peer, uint16_t type,
 		fprintf(stderr, "ferry send: the peer is not connected\n");
 		return CLI_EXIT_PEER;
 	}
-	if (r < 0)
-		return cli_fail(cli, "send", r);
+	return cli_fail(cli, "send", r);
+}
+
+static int
+send_message(struct cli *cli, const struct ferry_peer_id *peer, uint16_t type,
+    const uint8_t *data, size_t len)
+{
+	struct send_req q = { peer, type, data, len };
+	struct json j;
+	int r = cli_request(cli, send_ask, &q, send_fail);
+
+	if (r != 0)
+		return r;
 	if (cli->json) {
 		json_init(&j, stdout);
 		json_object_begin(&j);
-		json_key(&j, "ok");
-		json_bool(&j, true);
-		json_key(&j, "bytes");
-		json_uint(&j, len);
+		json_member_bool(&j, "ok", true);
+		json_member_uint(&j, "bytes", len);
 		json_object_end(&j);
 	}
 	return CLI_EXIT_OK;
@@ -116,7 +86,7 @@ send_main(struct cli *cli, int argc, char **argv)
 		return send_message(cli, &peer, (uint16_t)type,
 		    (const uint8_t *)argv[optind + 2], len);
 	}
-	r = send_read_stdin(&data, &len);
+	r = cli_read_all(STDIN_FILENO, FERRY_APP_MSG_MAX, &data, &len);
 	if (r == -EMSGSIZE)
 		return cli_usage_error(cli, "the message is over %u bytes",
 		    FERRY_APP_MSG_MAX);

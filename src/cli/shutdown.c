@@ -2,32 +2,23 @@
 /* ferry shutdown: asks the daemon to stop, and returns once it agreed. */
 #include "cli/cli.h"
 
-#include <stdio.h>
-
-#include "cli/json.h"
+static int
+shutdown_ask(struct ferry_client *fc, void *cls)
+{
+	(void)cls;
+	return ferry_shutdown(fc);
+}
 
 int
 shutdown_main(struct cli *cli, int argc, char **argv)
 {
-	struct ferry_client *fc;
-	struct json j;
 	int r = cli_parse_simple(cli, argc, argv, 0, 0, false);
 
 	if (r >= 0)
 		return r;
-	r = cli_open(cli, &fc);
+	r = cli_request(cli, shutdown_ask, NULL, NULL);
 	if (r != 0)
 		return r;
-	r = ferry_shutdown(fc);
-	ferry_client_close(fc);
-	if (r < 0)
-		return cli_fail(cli, "shutdown", r);
-	if (cli->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j);
-		json_key(&j, "ok");
-		json_bool(&j, true);
-		json_object_end(&j);
-	}
+	cli_print_ok(cli);
 	return CLI_EXIT_OK;
 }

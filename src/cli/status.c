@@ -50,46 +50,40 @@ status_json(const struct ferry_status *st)
 	ferry_peer_id_to_string(&st->id, id);
 	json_init(&j, stdout);
 	json_object_begin(&j);
-	json_key(&j, "identity");
-	json_string(&j, id);
-	json_key(&j, "version");
-	json_string(&j, st->version);
-	json_key(&j, "uptime_ms");
-	json_uint(&j, st->uptime_ms);
+	json_member_string(&j, "identity", id);
+	json_member_string(&j, "version", st->version);
+	json_member_uint(&j, "uptime_ms", st->uptime_ms);
 	json_key(&j, "transports");
 	json_array_begin(&j);
 	for (size_t i = 0; i < st->n_transports; i++) {
 		json_object_begin(&j);
-		json_key(&j, "name");
-		json_string(&j, st->transports[i].name);
-		json_key(&j, "protocol");
-		json_uint(&j, st->transports[i].protocol);
-		json_key(&j, "mtu");
-		json_uint(&j, st->transports[i].mtu);
-		json_key(&j, "cost");
-		json_uint(&j, st->transports[i].cost);
+		json_member_string(&j, "name", st->transports[i].name);
+		json_member_uint(&j, "protocol", st->transports[i].protocol);
+		json_member_uint(&j, "mtu", st->transports[i].mtu);
+		json_member_uint(&j, "cost", st->transports[i].cost);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
 	json_object_end(&j);
 }
 
+static int
+status_ask(struct ferry_client *fc, void *cls)
+{
+	return ferry_status(fc, cls);
+}
+
 int
 status_main(struct cli *cli, int argc, char **argv)
 {
-	struct ferry_client *fc;
 	struct ferry_status *st;
 	int r = cli_parse_simple(cli, argc, argv, 0, 0, false);
 
 	if (r >= 0)
 		return r;
-	r = cli_open(cli, &fc);
+	r = cli_request(cli, status_ask, &st, NULL);
 	if (r != 0)
 		return r;
-	r = ferry_status(fc, &st);
-	ferry_client_close(fc);
-	if (r < 0)
-		return cli_fail(cli, "status", r);
 	if (cli->json)
 		status_json(st);
 	else

@@ -59,7 +59,8 @@ dht_counters_bind(struct dht *d)
 		C(receipts_in), C(receipts_bad), C(blocks_bad),
 		C(unsolicited), C(timeouts), C(requests_out),
 		C(rate_limited), C(completed), C(hops_total), C(retries),
-		C(origin_refused),
+		C(origin_refused), C(rate_fails), C(rate_fails_held),
+		C(receipts_implausible),
 #undef C
 	};
 
@@ -82,17 +83,12 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->cfg = *cfg;
 	TAILQ_INIT(&d->ops);
 	ratelimit_init(&d->log_rl, 1.0, 5.0);
-	TAILQ_INIT(&d->limits);
-	TAILQ_INIT(&d->origins);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
 	d->op_by_id = map_new();
-	d->limit_by_peer = map_new();
-	d->origin_by_pk = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
-	    d->limit_by_peer == NULL || d->origin_by_pk == NULL ||
-	    dht_counters_bind(d) < 0) {
+	    dht_limit_init(d) < 0 || dht_counters_bind(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -108,10 +104,7 @@ dht_free(struct dht *d)
 	if (d->op_by_id != NULL)
 		dht_ops_cancel_all(d);
 	map_free(d->op_by_id);
-	if (d->limit_by_peer != NULL && d->origin_by_pk != NULL)
-		dht_limit_done(d);
-	map_free(d->limit_by_peer);
-	map_free(d->origin_by_pk);
+	dht_limit_done(d);
 	pathcache_free(d->paths);
 	rtable_free(d->rt);
 	free(d);
@@ -149,6 +142,7 @@ dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net)
 	len = d->env.peer_helo(d->env.cls, peer, helo, sizeof(helo));
 	if (len > 0)
 		(void)rtable_set_helo(d->rt, peer, helo, len);
+	dht_answer_vouch(d, peer);
 	/* The first neighbour is the way in: asking it for our own
 	 * neighbourhood fills the nearest buckets (Kademlia's join). */
 	if (!d->looked_up_self) {
@@ -167,27 +161,37 @@ dht_peer_down(struct dht *d, const struct dhtkey *peer)
 	(void)peer;
 }
 
+/* What a next hop may not be, for rtable_closest_match. */
+struct dht_hop_filter {
+	struct dht *d;
+	const struct dhtkey *avoid;
+	size_t n_avoid;
+};
+
+static bool
+dht_hop_ok(void *cls, const struct rtable_entry *e)
+{
+	const struct dht_hop_filter *f = cls;
+
+	for (size_t i = 0; i < f->n_avoid; i++)
+		if (dhtkey_equal(&e->id, &f->avoid[i]))
+			return false;
+	return f->d->env.linked(f->d->env.cls, &e->id);
+}
+
 int
 dht_next_hop(struct dht *d, const struct dhtkey *key,
-    const struct dhtkey *not, const struct dhtkey *requester, bool anywhere,
+    const struct dhtkey *avoid, size_t n_avoid, bool anywhere,
     struct dhtkey *ret)
 {
-	const struct rtable_entry *c[2 * RTABLE_K_MAX];
-	size_t n = rtable_closest(d->rt, key, 2 * d->cfg.k, c);
+	struct dht_hop_filter f = { .d = d, .avoid = avoid, .n_avoid = n_avoid };
+	const struct rtable_entry *e =
+	    rtable_closest_match(d->rt, key, !anywhere, dht_hop_ok, &f);
 
-	for (size_t i = 0; i < n; i++) {
-		if (!anywhere && dhtkey_closer(key, &c[i]->id, &d->self) >= 0)
-			break; /* the rest are farther still */
-		if (not != NULL && dhtkey_equal(&c[i]->id, not))
-			continue;
-		if (requester != NULL && dhtkey_equal(&c[i]->id, requester))
-			continue;
-		if (!d->env.linked(d->env.cls, &c[i]->id))
-			continue;
-		*ret = c[i]->id;
-		return 0;
-	}
-	return -ENOENT;
+	if (e == NULL)
+		return -ENOENT;
+	*ret = e->id;
+	return 0;
 }
 
 size_t
@@ -215,10 +219,32 @@ dht_closest_with_self(struct dht *d, const struct dhtkey *key, size_t n,
 	return got;
 }
 
+/* A request from a neighbour over its REQUEST_RATE: its requester hears
+ * of it now, rather than at its timeout, unless the FAILs are over their
+ * own allowance. The FAIL goes straight to a linked requester, else back
+ * to the neighbour, which passes it on along the path; no link is asked
+ * for, whatever HELOs the request carries. */
+static void
+dht_refuse_over_rate(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req, enum dht_limit_verdict verdict)
+{
+	struct dhtmsg_ans a;
+
+	if (verdict == DHT_LIMIT_DROP) {
+		(*d->c.rate_fails_held)++;
+		return;
+	}
+	(*d->c.rate_fails)++;
+	dht_answer_init(d, req, FERRY_MSG_DHT_FAIL, &a);
+	a.code = DHTMSG_RATE;
+	dht_answer_send(d, &a, from, NULL, 0);
+}
+
 void
 dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len)
 {
+	enum dht_limit_verdict verdict;
 	struct dhtmsg_req req;
 
 	if (dhtmsg_is_answer(type)) {
@@ -230,9 +256,11 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		dht_log_drop(d, from, "malformed DHT request");
 		return;
 	}
-	if (!dht_limit_take(d, from)) {
+	verdict = dht_limit_take(d, from);
+	if (verdict != DHT_LIMIT_TAKEN) {
 		(*d->c.rate_limited)++;
 		dht_log_drop(d, from, "DHT request over REQUEST_RATE");
+		dht_refuse_over_rate(d, from, &req, verdict);
 		return;
 	}
 	(*d->c.requests_in)++;
@@ -247,7 +275,7 @@ dht_tick(struct dht *d)
 	struct dhtkey target;
 	unsigned prefix;
 
-	dht_ops_tick(d);
+	dht_attempts_tick(d);
 	pathcache_expire(d->paths, now);
 	/* One stale bucket a tick: a lookup of a random key in its range
 	 * finds the peers that belong there. */

@@ -76,6 +76,16 @@ struct dht_env {
 	uint64_t *(*stat)(void *cls, const char *name);
 	/* Fills ret with the store's figures. May be NULL: all 0 then. */
 	void (*store_usage)(void *cls, struct dht_store_usage *ret);
+	/* Asks the owner to call dht_tick() as soon as its loop can, never
+	 * from inside this call: an answer to a request of ours that came
+	 * while the request was being started waits for it (callbacks never
+	 * run inside dht_put() and friends). May be NULL: the next periodic
+	 * tick delivers it then. */
+	void (*wake)(void *cls);
+	/* The smoothed round-trip time to a linked peer in microseconds, 0
+	 * if none was measured: our requests' attempts through it wait a
+	 * few of them before the next. May be NULL: as 0. */
+	uint64_t (*srtt_us)(void *cls, const struct dhtkey *peer);
 };
 
 struct dht_cfg {
@@ -109,13 +119,17 @@ struct dht_node {
 struct dht_result {
 	int status; /* 0; -ENOENT not found; -EHOSTUNREACH no route;
 		     * -ETIMEDOUT; -EIO a PUT with fewer receipts than asked
-		     * (receipts says how many); -EBADMSG refused */
+		     * (receipts says how many, at least 1); a PUT with none:
+		     * -ENOSPC the storing peers are full, -EDQUOT over our
+		     * ORIGIN_QUOTA there; -EAGAIN a hop is over its
+		     * REQUEST_RATE for its neighbour; -EBADMSG refused */
 	struct dhtkey key;
 	unsigned hops; /* most hops a request took to an answer */
 	/* GET */
 	const uint8_t *block;
 	size_t block_len;
-	/* PUT: the valid receipts from distinct peers */
+	/* PUT: the valid receipts from distinct peers we can vouch for
+	 * (ferry-protocol(7): a link authenticated them) */
 	unsigned receipts;
 	const struct dhtmsg_receipt *receipt; /* receipts of them */
 	const struct dhtkey *storer;          /* and who signed each */
@@ -140,7 +154,9 @@ void dht_peer_down(struct dht *d, const struct dhtkey *peer);
 /* A DHT message (type FERRY_MSG_DHT_*) from a linked peer. */
 void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len);
-/* Times requests out and refreshes buckets; call it every 100 ms or so. */
+/* Delivers answers kept while their requests were starting, times
+ * requests out and refreshes buckets; call it every 100 ms or so, and
+ * when the env's wake() asks. */
 void dht_tick(struct dht *d);
 
 /* Stores data (1 to max_block bytes) at replication peers (0: the

@@ -98,12 +98,100 @@ dht_answer_pass_back(struct dht *d, struct dhtmsg_ans *a)
 	dht_answer_transmit(d, &prev, a, d->c.routed_back);
 }
 
+/* Whether id is among the n of list. */
+static bool
+dht_key_in(const struct dhtkey *list, unsigned n, const struct dhtkey *id)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (dhtkey_equal(&list[i], id))
+			return true;
+	return false;
+}
+
+/* Takes id out of the n of list, if it is there. */
 static void
-dht_answer_receipt(struct dht *d, struct dht_op *op,
-    const struct dhtmsg_ans *a)
+dht_key_drop(struct dhtkey *list, unsigned *n, const struct dhtkey *id)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (dhtkey_equal(&list[i], id)) {
+			list[i] = list[--*n];
+			return;
+		}
+}
+
+/*
+ * Whether storer, which signed a receipt that came from from (NULL: this
+ * node), is a peer we can vouch for: one that takes part in the network
+ * under that identity, not a name the peers the answer came through made
+ * up (anyone can make keys and sign with them). That is a peer whose link
+ * authenticated it: the receipt came over its own link, or we are linked
+ * to it, or it is in our routing table, whose entries come from links
+ * only (and hold at most PER_NETWORK of one network per bucket). An
+ * answer that comes back along the path (the storer was not linked to
+ * us) may come from a storer we do not know yet: it is held, and counts
+ * if a link to the storer comes up before the request ends (the storer
+ * asks for one as it answers). The peers on the path cannot vouch for
+ * it, and neither can closeness to the key: we may not know the peers
+ * around a distant key, or know some that left, and a made-up identity
+ * can be as close as its maker likes.
+ */
+static bool
+dht_storer_known(struct dht *d, const struct dhtkey *from,
+    const struct dhtkey *storer)
+{
+	if (from == NULL)
+		return dhtkey_equal(storer, &d->self);
+	return dhtkey_equal(from, storer) ||
+	    d->env.linked(d->env.cls, storer) ||
+	    rtable_get(d->rt, storer) != NULL;
+}
+
+/* Counts storer's receipt for attempt i of op (which may end). */
+static void
+dht_receipt_take(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_receipt *receipt, const struct dhtkey *storer)
 {
 	struct dht_result r;
 
+	(*d->c.receipts_in)++;
+	op->receipts[op->n_receipts] = *receipt;
+	op->storers[op->n_receipts++] = *storer;
+	dht_key_drop(op->refusers, &op->n_refusers, storer);
+	if (op->n_receipts == op->replication) {
+		memset(&r, 0, sizeof(r));
+		dht_op_finish(d, op, &r);
+		return;
+	}
+	dht_attempt_answered(d, op, i, 1, NULL);
+}
+
+/* Keeps a receipt of a storer we cannot vouch for yet; it does not count
+ * as an answer meanwhile (it may be made up). */
+static void
+dht_receipt_hold(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_ans *a)
+{
+	struct dht_held *h;
+
+	for (unsigned j = 0; j < op->n_held; j++)
+		if (dhtkey_equal(&op->held[j].storer, &a->responder))
+			return;
+	if (op->n_held == DHTMSG_REPL_MAX) {
+		(*d->c.receipts_implausible)++;
+		dht_log_drop(d, &a->responder,
+		    "receipt of a storer nobody vouches for");
+		return;
+	}
+	h = &op->held[op->n_held++];
+	h->receipt = a->receipt;
+	h->storer = a->responder;
+	h->attempt = i;
+}
+
+static void
+dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtkey *from, const struct dhtmsg_ans *a)
+{
 	if (op->type != FERRY_MSG_DHT_PUT ||
 	    dhtmsg_receipt_verify(&op->key, &a->responder, op->put_hash,
 	        &a->receipt) < 0) {
@@ -111,18 +199,49 @@ dht_answer_receipt(struct dht *d, struct dht_op *op,
 		dht_log_drop(d, &a->responder, "forged or misdirected receipt");
 		return;
 	}
-	for (unsigned i = 0; i < op->n_receipts; i++)
-		if (dhtkey_equal(&op->storers[i], &a->responder))
-			return; /* one peer counts once */
-	if (op->n_receipts == op->replication)
+	/* One peer counts once, whichever attempts it answers. */
+	if (dht_key_in(op->storers, op->n_receipts, &a->responder)) {
+		dht_attempt_answered(d, op, i, 1, NULL);
 		return;
-	(*d->c.receipts_in)++;
-	op->receipts[op->n_receipts] = a->receipt;
-	op->storers[op->n_receipts++] = a->responder;
-	if (op->n_receipts < op->replication)
+	}
+	if (!dht_storer_known(d, from, &a->responder)) {
+		dht_receipt_hold(d, op, i, a);
 		return;
-	memset(&r, 0, sizeof(r));
-	dht_op_finish(d, op, &r);
+	}
+	dht_receipt_take(d, op, i, &a->receipt, &a->responder);
+}
+
+void
+dht_answer_vouch(struct dht *d, const struct dhtkey *peer)
+{
+	struct dht_op *op, *next;
+	struct dht_held h;
+
+	for (op = TAILQ_FIRST(&d->ops); op != NULL; op = next) {
+		next = TAILQ_NEXT(op, link);
+		for (unsigned j = 0; j < op->n_held; j++) {
+			if (!dhtkey_equal(&op->held[j].storer, peer))
+				continue;
+			h = op->held[j];
+			op->held[j] = op->held[--op->n_held];
+			/* May end op; its callback may start others, at
+			 * the tail. */
+			dht_receipt_take(d, op, h.attempt, &h.receipt,
+			    &h.storer);
+			break;
+		}
+	}
+}
+
+void
+dht_answer_unvouched(struct dht *d, struct dht_op *op)
+{
+	if (op->n_held == 0)
+		return;
+	(*d->c.receipts_implausible) += op->n_held;
+	dht_log_drop(d, &op->held[0].storer,
+	    "receipt of a storer nobody vouches for");
+	op->n_held = 0;
 }
 
 static int
@@ -137,46 +256,61 @@ dht_fail_status(uint16_t code)
 		return -ENOSPC;
 	case DHTMSG_RATE:
 		return -EAGAIN;
-	default:
+	case DHTMSG_ORIGIN_QUOTA:
+		return -EDQUOT;
+	default: /* refused, or a code newer than ours */
 		return -EBADMSG;
 	}
 }
 
-static void
-dht_answer_fail(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
+/* A FAIL that says the request went no further than its responder
+ * (which, for a PUT, may also be a storing peer over its rate). */
+static bool
+dht_fail_on_path(uint16_t code)
 {
-	struct dht_result r;
-
-	memset(&r, 0, sizeof(r));
-	r.status = dht_fail_status(a->code);
-	/* A PUT fails only once no storer is left to answer: one peer's
-	 * refusal leaves the others' receipts to come. */
-	if (op->type == FERRY_MSG_DHT_PUT &&
-	    ++op->n_fails + op->n_receipts < op->replication)
-		return;
-	/* A GET's first FAIL may be a lie of the peer it ended at, or that
-	 * peer may not know the holders: the peers closest to the key that
-	 * we know are asked directly, once, before it fails. */
-	if (op->type == FERRY_MSG_DHT_GET && op->asked == 0) {
-		dht_op_retry_get(d, op, &a->responder);
-		if (op->asked > 0)
-			return;
-	}
-	/* A GET asked again of several peers ends when all have failed:
-	 * none of them holds the block. */
-	if (op->asked > 0 && ++op->n_fails < op->asked)
-		return;
-	if (op->asked > 0)
-		r.status = -ENOENT;
-	if (op->type == FERRY_MSG_DHT_PUT)
-		r.status = -EIO;
-	dht_op_finish(d, op, &r);
+	return code == DHTMSG_RATE || code == DHTMSG_NO_ROUTE;
 }
 
 static void
-dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
+dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_ans *a)
+{
+	op->fail_status = dht_fail_status(a->code);
+	/* A GET's peers asked directly answer each for itself: with no hop
+	 * left, one without the block says no route or not found. */
+	if (op->asked_at == i + 1 && a->code != DHTMSG_RATE)
+		op->not_found = true;
+	/* A PUT's FAIL from the hop its attempt went to (or from us, when
+	 * it could not be sent there), over its rate for us or with no
+	 * route, says the attempt reached no storing peer and nothing more
+	 * will come of it. Any other is one storing peer's refusal, which
+	 * counts once and leaves the others to answer. */
+	if (op->type == FERRY_MSG_DHT_PUT &&
+	    !(dht_fail_on_path(a->code) &&
+	        (dhtkey_equal(&a->responder, &d->self) ||
+	            (op->has_hop[i] &&
+	                dhtkey_equal(&a->responder, &op->hop[i]))))) {
+		if (!dht_key_in(op->refusers, op->n_refusers, &a->responder) &&
+		    !dht_key_in(op->storers, op->n_receipts, &a->responder))
+			op->refusers[op->n_refusers++] = a->responder;
+		if (op->n_receipts + op->n_refusers >= op->replication) {
+			dht_op_fail(d, op);
+			return;
+		}
+		dht_attempt_answered(d, op, i, 1, &a->responder);
+		return;
+	}
+	/* A GET's or FIND's attempt ended there; a PUT's went no further. */
+	dht_attempt_answered(d, op, i, op->type == FERRY_MSG_DHT_PUT ? 0 : 1,
+	    &a->responder);
+}
+
+static void
+dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtkey *from,
+    const struct dhtmsg_ans *a)
 {
 	struct dht_node nodes[DHTMSG_FIND_MAX];
+	int i = dht_attempt_of(op, a->req_id);
 	struct dhtmsg_node n;
 	struct dht_result r;
 	struct dhtkey k;
@@ -187,21 +321,27 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtmsg_ans *a)
 	memset(&r, 0, sizeof(r));
 	switch (a->type) {
 	case FERRY_MSG_DHT_RECEIPT:
-		dht_answer_receipt(d, op, a);
+		dht_answer_receipt(d, op, (unsigned)i, from, a);
 		return;
 	case FERRY_MSG_DHT_FAIL:
-		dht_answer_fail(d, op, a);
+		dht_answer_fail(d, op, (unsigned)i, a);
 		return;
 	case FERRY_MSG_DHT_BLOCK:
 		dhtkey_of_block(a->block, a->block_len, &k);
-		if (op->type != FERRY_MSG_DHT_GET || !dhtkey_equal(&k, &op->key)) {
-			/* A wrong block ends nothing: the other holders are
-			 * asked, and a right answer or the timeout ends it. */
+		if (op->type != FERRY_MSG_DHT_GET) {
+			(*d->c.unsolicited)++;
+			return;
+		}
+		if (!dhtkey_equal(&k, &op->key)) {
+			/* A wrong block ends nothing: the holders are asked
+			 * (if they were not), and a right answer or the
+			 * timeout ends it. */
 			(*d->c.blocks_bad)++;
 			dht_log_drop(d, &a->responder,
 			    "block that does not hash to its key");
-			if (op->type == FERRY_MSG_DHT_GET && op->asked == 0)
-				dht_op_retry_get(d, op, &a->responder);
+			op->fail_status = -EBADMSG;
+			dht_attempt_answered(d, op, (unsigned)i, 1,
+			    &a->responder);
 			return;
 		}
 		r.block = a->block;
@@ -246,16 +386,19 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		(*d->c.unsolicited)++;
 		return;
 	}
-	(void)from;
-	if (d->starting) {
+	if (d->starting != NULL) {
 		/* Our own answer to a request still being started: kept for
-		 * dht_tick, so that no callback runs inside dht_put(). */
+		 * dht_tick, which the owner calls as soon as we return, so
+		 * that no callback runs inside dht_put(). */
 		if (buf_size(&op->later) == 0 &&
-		    buf_append(&op->later, body, len) == 0)
+		    buf_append(&op->later, body, len) == 0) {
 			op->later_type = type;
+			if (d->env.wake != NULL)
+				d->env.wake(d->env.cls);
+		}
 		return;
 	}
-	dht_answer_ours(d, op, &a);
+	dht_answer_ours(d, op, from, &a);
 }
 
 void
@@ -268,8 +411,10 @@ dht_answer_later(struct dht *d, struct dht_op *op)
 	 * does not end op, a PUT's FAIL, would otherwise count again at
 	 * every tick). */
 	buf_init(&op->later);
+	/* Kept answers are this node's own (only those come while a
+	 * request starts). */
 	if (dhtmsg_ans_decode(op->later_type, buf_head(&kept),
 	        buf_size(&kept), &a) == 0)
-		dht_answer_ours(d, op, &a);
+		dht_answer_ours(d, op, NULL, &a);
 	buf_done(&kept);
 }

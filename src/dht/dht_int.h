@@ -16,10 +16,10 @@
 #include "lib/ratelimit.h"
 
 struct map;
-struct dht_limit;
-struct dht_origin;
+struct dht_lru;
 
-#define DHT_LIMIT_PEERS 4096 /* request buckets kept, one per neighbour */
+#define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
+			      * kept (the least recently seen go) */
 
 /* The "dht.*" counters; each points at the env's counter. */
 struct dht_counters {
@@ -39,41 +39,94 @@ struct dht_counters {
 	uint64_t *answers_lost;    /* answers with no way on */
 	uint64_t *receipts_in;     /* valid receipts for our PUTs */
 	uint64_t *receipts_bad;    /* forged or for something else */
+	uint64_t *receipts_implausible; /* valid, from storers we could not
+					 * vouch for by the end */
 	uint64_t *blocks_bad;      /* blocks that did not hash to their key */
 	uint64_t *unsolicited;     /* answers to no request of ours */
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
 	uint64_t *rate_limited;    /* requests over their neighbour's rate */
+	uint64_t *rate_fails;      /* FAILs (rate) answering those */
+	uint64_t *rate_fails_held; /* those not answered: over the FAILs'
+				    * own allowance */
 	uint64_t *origin_refused;  /* PUTs over their signer's ORIGIN_QUOTA */
 	uint64_t *completed;       /* our requests that succeeded */
 	uint64_t *hops_total;      /* the hops those took, summed */
 	uint64_t *retries;         /* our GETs asked again of the holders */
 };
 
-/* One request of ours. */
+#define DHT_ATTEMPTS_MAX 4 /* tries of one request of ours, all within
+			    * REQUEST_TIMEOUT of its start */
+
+/*
+ * One request of ours. It is tried up to DHT_ATTEMPTS_MAX times, each
+ * attempt under a request id of its own (all of them in d->op_by_id),
+ * so that the peers of an earlier path do not drop it as a duplicate,
+ * and answers to any attempt count, each storer's receipt once:
+ *   ROUTED  (the first) sent as anyone's request is, through the
+ *           neighbour closest to the key;
+ *   ASKED   (a GET's, once) sent to the peers closest to the key that
+ *           we know, each directly;
+ *   ROUTED  (again) through the closest neighbour not tried yet, or, for
+ *           a PUT that ended here, placed again.
+ * A new attempt starts when the latest gives up (dht_attempt_timeout()
+ * after it started: a few round trips to its neighbour) or when no
+ * attempt has an answer left to bring (all FAILed, a wrong block); the
+ * request ends when an answer completes it, when no attempt has an
+ * answer left to bring and none can start, or at deadline_us.
+ */
 struct dht_op {
 	TAILQ_ENTRY(dht_op) link; /* d->ops */
-	uint64_t req_id;          /* key in d->op_by_id */
+	uint64_t req_id;          /* the latest attempt's */
 	uint16_t type;            /* FERRY_MSG_DHT_PUT, _GET or _FIND */
 	struct dhtkey key;
-	uint64_t deadline_us;
+	uint64_t started_us;
+	uint64_t deadline_us;     /* REQUEST_TIMEOUT after the start */
+	uint64_t attempt_deadline_us; /* when the latest attempt gives up */
 	dht_done_fn *done;
 	void *cls;
 	unsigned hops;            /* most seen in answers */
+	bool filling;             /* a lookup that fills the table */
+	bool wide;                /* GET: asked of the closest peers first
+				   * (dht_get_wide) */
+	unsigned attempts;        /* started so far */
+	uint64_t ids[DHT_ATTEMPTS_MAX];      /* each attempt's req_id */
+	unsigned waiting[DHT_ATTEMPTS_MAX];  /* answers each may still bring */
+	struct dhtkey hop[DHT_ATTEMPTS_MAX]; /* the neighbour it went to */
+	bool has_hop[DHT_ATTEMPTS_MAX];      /* (none: it ended here, or it
+					      * went to several peers) */
+	unsigned asked_at;        /* GET: 1 + its ASKED attempt, 0 none */
+	bool not_found;           /* GET: an asked peer said it has none */
+	int fail_status;          /* why the last FAIL said no */
+	struct buf msg;           /* the first attempt's request, encoded */
 	/* PUT */
 	unsigned replication;
 	uint8_t put_hash[DHTMSG_HASH_LEN];
 	unsigned n_receipts;
-	unsigned n_fails;         /* FAIL answers from would-be storers, or
-				   * from the peers a GET asked again */
-	unsigned asked;           /* GET: peers asked directly after a
-				   * wrong block (0: not retried yet) */
 	struct dhtmsg_receipt receipts[DHTMSG_REPL_MAX];
 	struct dhtkey storers[DHTMSG_REPL_MAX];
+	unsigned n_refusers;      /* storing peers that FAILed it, each once */
+	struct dhtkey refusers[DHTMSG_REPL_MAX];
+	unsigned n_held;          /* valid receipts of storers we cannot
+				   * vouch for (yet: see dht_answer.c) */
+	struct dht_held {
+		struct dhtmsg_receipt receipt;
+		struct dhtkey storer;
+		unsigned attempt; /* the one it answered */
+	} held[DHTMSG_REPL_MAX];
 	/* An answer that came while the request was being started, kept
 	 * for dht_tick (callbacks never run inside dht_put and friends). */
 	uint16_t later_type;
 	struct buf later;
+};
+
+/* The time our requests of one type took, for their attempts' timeouts
+ * (Jacobson's estimator, as TCP's; samples from requests that took one
+ * attempt only, so that a late answer to an earlier one is not taken for
+ * a fast one). */
+struct dht_rtt {
+	uint64_t srtt_us;   /* 0: no sample yet */
+	uint64_t rttvar_us;
 };
 
 struct dht {
@@ -84,14 +137,10 @@ struct dht {
 	struct pathcache *paths;
 	TAILQ_HEAD(, dht_op) ops;
 	struct map *op_by_id; /* req_id -> op */
-	TAILQ_HEAD(, dht_limit) limits; /* least recently used first */
-	struct map *limit_by_peer;      /* neighbour -> its bucket */
-	size_t n_limits;
-	TAILQ_HEAD(, dht_origin) origins; /* least recently seen first */
-	struct map *origin_by_pk;         /* PUT signer -> bytes stored */
-	size_t n_origins;
-	bool starting;        /* inside dht_put/get/find */
-	bool filling;         /* starting a lookup that fills the table */
+	struct dht_lru *peers;   /* neighbour -> its request bucket */
+	struct dht_lru *origins; /* PUT signer -> bytes stored for it */
+	struct dht_op *starting; /* the request of ours being started */
+	struct dht_rtt rtt[3];   /* of our PUTs, GETs and FINDs */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	struct dht_counters c;
 	struct ratelimit log_rl;   /* lines about peers' bad input */
@@ -104,11 +153,11 @@ struct dht {
  * how many lines were held back. */
 void dht_log_drop(struct dht *d, const struct dhtkey *peer,
     const char *what);
-/* The linked peer closest to key other than not and requester (either
- * may be NULL), and closer to it than this node unless anywhere: 0 with
- * *ret, or -ENOENT. */
+/* The linked peer closest to key other than the n_avoid peers of avoid,
+ * and closer to it than this node unless anywhere: 0 with *ret, or
+ * -ENOENT. */
 int dht_next_hop(struct dht *d, const struct dhtkey *key,
-    const struct dhtkey *not, const struct dhtkey *requester, bool anywhere,
+    const struct dhtkey *avoid, size_t n_avoid, bool anywhere,
     struct dhtkey *ret);
 /* Up to n linked peers closest to key, and this node, closest first,
  * into ret; how many. */
@@ -117,8 +166,22 @@ size_t dht_closest_with_self(struct dht *d, const struct dhtkey *key,
 uint64_t dht_now(const struct dht *d);
 
 /* dht_limit.c */
-/* A token of from's request allowance: false if it has none left. */
-bool dht_limit_take(struct dht *d, const struct dhtkey *from);
+/* Makes the tables of limits: 0 or -ENOMEM. dht_limit_done frees them
+ * (also after a failed init). */
+int dht_limit_init(struct dht *d);
+#define DHT_FAIL_SHARE 4 /* FAILs for requests over REQUEST_RATE: at
+			  * most a quarter of that a second */
+
+enum dht_limit_verdict {
+	DHT_LIMIT_TAKEN, /* within the neighbour's allowance */
+	DHT_LIMIT_FAIL,  /* over it: answer FAIL (rate) */
+	DHT_LIMIT_DROP,  /* over it, and over the FAILs' allowance too */
+};
+
+/* Takes a token of from's request allowance, or of its allowance of
+ * FAILs when it has none left. */
+enum dht_limit_verdict dht_limit_take(struct dht *d,
+    const struct dhtkey *from);
 /* Charges len bytes stored to the origin that signed a PUT: false if
  * that takes it over cfg.origin_quota (nothing charged then). */
 bool dht_origin_charge(struct dht *d, const uint8_t pk[FERRY_PUBKEY_LEN],
@@ -141,6 +204,11 @@ void dht_answer_receive(struct dht *d, const struct dhtkey *from,
     uint16_t type, const void *body, size_t len);
 /* Delivers the answer kept in op->later (see dht_answer_receive). */
 void dht_answer_later(struct dht *d, struct dht_op *op);
+/* A link to peer came up: the receipts it signed for our PUTs, held
+ * until we could vouch for it, count now. */
+void dht_answer_vouch(struct dht *d, const struct dhtkey *peer);
+/* Counts (and logs) the receipts op still holds, as it ends. */
+void dht_answer_unvouched(struct dht *d, struct dht_op *op);
 /* Starts an answer to req from this node, with the fixed fields set. */
 void dht_answer_init(const struct dht *d, const struct dhtmsg_req *req,
     uint16_t type, struct dhtmsg_ans *ret);
@@ -149,15 +217,35 @@ void dht_answer_init(const struct dht *d, const struct dhtmsg_req *req,
 struct dht_op *dht_op_find(struct dht *d, uint64_t req_id);
 /* Ends op with r (its status and fields); frees op. */
 void dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r);
-/* A GET of ours got a wrong block from bad: asks the peers closest to
- * its key, each directly, under a new request id. */
-void dht_op_retry_get(struct dht *d, struct dht_op *op,
-    const struct dhtkey *bad);
-/* Times out our requests past their deadline. */
-void dht_ops_tick(struct dht *d);
+/* Ends op having failed: with the status its answers gave. */
+void dht_op_fail(struct dht *d, struct dht_op *op);
 /* Ends every request with -ECANCELED. */
 void dht_ops_cancel_all(struct dht *d);
 /* A FIND of our own for key, whose answer only fills the table. */
 void dht_ops_lookup(struct dht *d, const struct dhtkey *key);
+
+/* dht_attempt.c */
+/* Sends op's first attempt, req (with its fields but the header's set):
+ * routed as anyone's request, we its first hop. */
+void dht_attempt_first(struct dht *d, struct dht_op *op,
+    struct dhtmsg_req *req);
+/* The attempt of op that req_id names, or -1. */
+int dht_attempt_of(const struct dht_op *op, uint64_t req_id);
+/* Attempt i of op brought n of the answers it may bring (or, n = 0, all
+ * it will: it went no further). When no attempt has any left to bring,
+ * the next starts (not asking bad, which may be NULL), or op fails if
+ * none can: op may be freed. */
+void dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i,
+    unsigned n, const struct dhtkey *bad);
+/* Starts op's next attempt, if it has one left and there is a way to
+ * send it: true if it did. bad (may be NULL) is a peer not to ask. */
+bool dht_attempt_next(struct dht *d, struct dht_op *op,
+    const struct dhtkey *bad);
+/* A request of ours ended well after started_us: the estimate of its
+ * type learns from it. */
+void dht_attempt_sample(struct dht *d, const struct dht_op *op);
+/* Starts the next attempt of requests whose latest gave up, ends those
+ * past their deadline. */
+void dht_attempts_tick(struct dht *d);
 
 #endif /* FERRY_DHT_DHT_INT_H */

@@ -3,126 +3,184 @@
  * Per-neighbour request limits, dht layer: each linked peer that hands
  * us requests has a token bucket of cfg.request_rate a second (bursts of
  * twice that), so that one peer flooding requests is slowed to its share
- * and the others' go on. Keyed by the peer the request came from, which
+ * and the others' go on; a request over it is answered with a FAIL
+ * (rate) so that its requester hears of it at once, and those FAILs
+ * have an allowance of their own, a DHT_FAIL_SHARE-th of the requests',
+ * so that a flood is not answered in kind. Keyed by the peer the
+ * request came from, which
  * the link authenticates, not by the requester the request names, which
- * anyone can write. At most DHT_LIMIT_PEERS buckets; the least recently
- * used goes when a new peer needs one.
+ * anyone can write.
  *
  * And per-origin storage limits: the bytes this node has stored for the
  * key that signed the PUTs, at most cfg.origin_quota, so that one
  * originator cannot fill its store however many neighbours it sends
- * through. The count lives in memory, for at most DHT_LIMIT_PEERS
- * origins (the least recently seen is forgotten): a bound on what one
- * originator takes between restarts, not an account kept for ever.
+ * through. The count lives in memory: a bound on what one originator
+ * takes between restarts, not an account kept for ever.
+ *
+ * Both are records of one kind of table, an LRU keyed by 32 bytes (a
+ * peer id, a signer's public key) of at most DHT_LIMIT_PEERS records:
+ * the least recently used goes when a new key needs one, so that
+ * neither can grow without bound however many keys a flood invents.
  */
 #include "dht/dht_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/map.h"
 #include "lib/ratelimit.h"
 
-struct dht_limit {
-	TAILQ_ENTRY(dht_limit) link; /* d->limits, least recent first */
-	struct dhtkey peer;
-	struct ratelimit rl;
+_Static_assert(FERRY_PUBKEY_LEN == DHTKEY_LEN,
+    "signer keys and peer ids key the same table");
+
+/* One record: a neighbour's buckets or a signer's bytes. */
+struct dht_lru_rec {
+	TAILQ_ENTRY(dht_lru_rec) link; /* lru->recs, least recent first */
+	uint8_t key[DHTKEY_LEN];
+	union {
+		struct {
+			struct ratelimit requests; /* taken */
+			struct ratelimit fails;    /* FAILs for the rest */
+		} peer;         /* a neighbour's */
+		uint64_t bytes; /* a signer's: bytes stored for it */
+	} u;
 };
 
-static void
-dht_limit_drop(struct dht *d, struct dht_limit *l)
+struct dht_lru {
+	TAILQ_HEAD(, dht_lru_rec) recs;
+	struct map *by_key; /* key -> record */
+	size_t n;
+};
+
+static struct dht_lru *
+dht_lru_new(void)
 {
-	(void)map_remove(d->limit_by_peer, l->peer.b, DHTKEY_LEN);
-	TAILQ_REMOVE(&d->limits, l, link);
-	d->n_limits--;
+	struct dht_lru *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return NULL;
+	TAILQ_INIT(&l->recs);
+	l->by_key = map_new();
+	if (l->by_key == NULL) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void
+dht_lru_drop(struct dht_lru *l, struct dht_lru_rec *r)
+{
+	(void)map_remove(l->by_key, r->key, sizeof(r->key));
+	TAILQ_REMOVE(&l->recs, r, link);
+	l->n--;
+	free(r);
+}
+
+static void
+dht_lru_free(struct dht_lru *l)
+{
+	if (l == NULL)
+		return;
+	while (!TAILQ_EMPTY(&l->recs))
+		dht_lru_drop(l, TAILQ_FIRST(&l->recs));
+	map_free(l->by_key);
 	free(l);
 }
 
-bool
-dht_limit_take(struct dht *d, const struct dhtkey *from)
+/* The record of key, made the most recently used; a new one (zeroed,
+ * *ret_new set) if there was none, in place of the least recently used
+ * when the table is full. NULL on OOM. */
+static struct dht_lru_rec *
+dht_lru_use(struct dht_lru *l, const uint8_t key[DHTKEY_LEN], bool *ret_new)
 {
-	struct dht_limit *l;
+	struct dht_lru_rec *r = map_get(l->by_key, key, DHTKEY_LEN);
 
-	if (d->cfg.request_rate == 0)
-		return true;
-	l = map_get(d->limit_by_peer, from->b, DHTKEY_LEN);
-	if (l != NULL) {
-		TAILQ_REMOVE(&d->limits, l, link);
-		TAILQ_INSERT_TAIL(&d->limits, l, link);
-		return ratelimit_take(&l->rl, dht_now(d), 1.0);
+	*ret_new = r == NULL;
+	if (r != NULL) {
+		TAILQ_REMOVE(&l->recs, r, link);
+		TAILQ_INSERT_TAIL(&l->recs, r, link);
+		return r;
 	}
-	if (d->n_limits == DHT_LIMIT_PEERS)
-		dht_limit_drop(d, TAILQ_FIRST(&d->limits));
-	l = calloc(1, sizeof(*l));
-	/* Out of memory: the request goes through unlimited rather than
-	 * honest traffic being refused. */
-	if (l == NULL)
-		return true;
-	l->peer = *from;
-	ratelimit_init(&l->rl, (double)d->cfg.request_rate,
-	    2.0 * (double)d->cfg.request_rate);
-	if (map_put(d->limit_by_peer, l->peer.b, DHTKEY_LEN, l) < 0) {
-		free(l);
-		return true;
+	if (l->n == DHT_LIMIT_PEERS)
+		dht_lru_drop(l, TAILQ_FIRST(&l->recs));
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	memcpy(r->key, key, DHTKEY_LEN);
+	if (map_put(l->by_key, r->key, sizeof(r->key), r) < 0) {
+		free(r);
+		return NULL;
 	}
-	TAILQ_INSERT_TAIL(&d->limits, l, link);
-	d->n_limits++;
-	return ratelimit_take(&l->rl, dht_now(d), 1.0);
+	TAILQ_INSERT_TAIL(&l->recs, r, link);
+	l->n++;
+	return r;
 }
 
-struct dht_origin {
-	TAILQ_ENTRY(dht_origin) link; /* d->origins, least recent first */
-	uint8_t pk[FERRY_PUBKEY_LEN];
-	uint64_t bytes;               /* stored for it */
-};
-
-static void
-dht_origin_drop(struct dht *d, struct dht_origin *o)
+int
+dht_limit_init(struct dht *d)
 {
-	(void)map_remove(d->origin_by_pk, o->pk, sizeof(o->pk));
-	TAILQ_REMOVE(&d->origins, o, link);
-	d->n_origins--;
-	free(o);
+	d->peers = dht_lru_new();
+	d->origins = dht_lru_new();
+	return d->peers != NULL && d->origins != NULL ? 0 : -ENOMEM;
+}
+
+void
+dht_limit_done(struct dht *d)
+{
+	dht_lru_free(d->peers);
+	dht_lru_free(d->origins);
+	d->peers = d->origins = NULL;
+}
+
+enum dht_limit_verdict
+dht_limit_take(struct dht *d, const struct dhtkey *from)
+{
+	double rate = (double)d->cfg.request_rate, fails;
+	struct dht_lru_rec *r;
+	uint64_t now;
+	bool fresh;
+
+	if (d->cfg.request_rate == 0)
+		return DHT_LIMIT_TAKEN;
+	r = dht_lru_use(d->peers, from->b, &fresh);
+	/* Out of memory: the request goes through unlimited rather than
+	 * honest traffic being refused. */
+	if (r == NULL)
+		return DHT_LIMIT_TAKEN;
+	/* New, or made before a reload changed REQUEST_RATE. */
+	if (fresh || r->u.peer.requests.rate != rate) {
+		fails = rate / DHT_FAIL_SHARE < 1.0 ? 1.0
+						    : rate / DHT_FAIL_SHARE;
+		ratelimit_init(&r->u.peer.requests, rate, 2.0 * rate);
+		ratelimit_init(&r->u.peer.fails, fails, fails);
+	}
+	now = dht_now(d);
+	if (ratelimit_take(&r->u.peer.requests, now, 1.0))
+		return DHT_LIMIT_TAKEN;
+	/* A flood is not answered in kind: FAILs have an allowance of
+	 * their own, a fraction of the requests'. */
+	return ratelimit_take(&r->u.peer.fails, now, 1.0) ? DHT_LIMIT_FAIL
+							  : DHT_LIMIT_DROP;
 }
 
 bool
 dht_origin_charge(struct dht *d, const uint8_t pk[FERRY_PUBKEY_LEN],
     size_t len)
 {
-	struct dht_origin *o;
+	struct dht_lru_rec *r;
+	bool fresh;
 
 	if (d->cfg.origin_quota == 0)
 		return true;
 	if (len > d->cfg.origin_quota)
 		return false;
-	o = map_get(d->origin_by_pk, pk, FERRY_PUBKEY_LEN);
-	if (o == NULL) {
-		if (d->n_origins == DHT_LIMIT_PEERS)
-			dht_origin_drop(d, TAILQ_FIRST(&d->origins));
-		o = calloc(1, sizeof(*o));
-		if (o == NULL)
-			return true; /* as for the request buckets */
-		memcpy(o->pk, pk, FERRY_PUBKEY_LEN);
-		if (map_put(d->origin_by_pk, o->pk, sizeof(o->pk), o) < 0) {
-			free(o);
-			return true;
-		}
-		d->n_origins++;
-	} else {
-		TAILQ_REMOVE(&d->origins, o, link);
-	}
-	TAILQ_INSERT_TAIL(&d->origins, o, link);
-	if (o->bytes + len > d->cfg.origin_quota)
+	r = dht_lru_use(d->origins, pk, &fresh);
+	if (r == NULL)
+		return true; /* as for the request buckets */
+	if (r->u.bytes + len > d->cfg.origin_quota)
 		return false;
-	o->bytes += len;
+	r->u.bytes += len;
 	return true;
-}
-
-void
-dht_limit_done(struct dht *d)
-{
-	while (!TAILQ_EMPTY(&d->limits))
-		dht_limit_drop(d, TAILQ_FIRST(&d->limits));
-	while (!TAILQ_EMPTY(&d->origins))
-		dht_origin_drop(d, TAILQ_FIRST(&d->origins));
 }

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Our own requests, dht layer: PUT, GET and FIND started here, each with
- * a random request id and a deadline, routed like anyone's (we are their
- * first hop), and ended exactly once: by its answers, by a FAIL, or by
- * its timeout.
+ * a deadline, tried in attempts (dht_attempt.c) routed like anyone's
+ * requests (we are their first hop), and ended exactly once: by their
+ * answers, by FAILs, or by their timeout.
  */
 #include "dht/dht_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <sodium.h>
 
 #include "core/identity.h"
 #include "lib/map.h"
@@ -30,17 +28,38 @@ dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r)
 	if (r->status == 0) {
 		(*d->c.completed)++;
 		(*d->c.hops_total) += op->hops;
+		dht_attempt_sample(d, op);
 	}
 	r->receipts = op->n_receipts;
 	r->receipt = op->receipts;
 	r->storer = op->storers;
+	dht_answer_unvouched(d, op);
 	/* Out of the tables first: the callback may start new requests. */
-	(void)map_remove(d->op_by_id, &op->req_id, sizeof(op->req_id));
+	for (unsigned i = 0; i < op->attempts; i++)
+		(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));
 	TAILQ_REMOVE(&d->ops, op, link);
 	if (op->done != NULL)
 		op->done(op->cls, r);
 	buf_done(&op->later);
+	buf_done(&op->msg);
 	free(op);
+}
+
+void
+dht_op_fail(struct dht *d, struct dht_op *op)
+{
+	struct dht_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.status = op->fail_status;
+	/* A GET asked of the holders directly: none of them has it, unless
+	 * all that answered were over their rates. */
+	if (op->type == FERRY_MSG_DHT_GET && op->not_found)
+		r.status = -ENOENT;
+	/* A PUT with some receipts says how many; with none, why. */
+	if (op->type == FERRY_MSG_DHT_PUT && op->n_receipts > 0)
+		r.status = -EIO;
+	dht_op_finish(d, op, &r);
 }
 
 static struct dht_op *
@@ -51,40 +70,36 @@ dht_op_new(struct dht *d, uint16_t type, const struct dhtkey *key,
 
 	if (op == NULL)
 		return NULL;
-	do
-		randombytes_buf(&op->req_id, sizeof(op->req_id));
-	while (dht_op_find(d, op->req_id) != NULL);
-	if (map_put(d->op_by_id, &op->req_id, sizeof(op->req_id), op) < 0) {
-		free(op);
-		return NULL;
-	}
 	op->type = type;
 	op->key = *key;
 	op->done = done;
 	op->cls = cls;
-	op->deadline_us = dht_now(d) + d->cfg.timeout_us;
+	op->started_us = dht_now(d);
+	op->deadline_us = op->started_us + d->cfg.timeout_us;
+	op->fail_status = -ETIMEDOUT;
 	buf_init(&op->later);
+	buf_init(&op->msg);
 	TAILQ_INSERT_TAIL(&d->ops, op, link);
 	(*d->c.requests_out)++;
 	return op;
 }
 
-/* Routes req as its first hop, with our HELOs so that the peers that
- * answer can reach us. */
-static void
+/* Starts op with req, or frees it: 0 or -ENOMEM. */
+static int
 dht_op_start(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 {
-	uint8_t helo[DHTMSG_HELO_MAX];
+	struct dht_result r;
 
-	req->req_id = op->req_id;
-	req->key = op->key;
-	req->requester = d->self;
-	req->hops_left = (uint8_t)d->cfg.hops_max;
-	req->helo_len = d->env.own_helo(d->env.cls, helo, sizeof(helo));
-	req->helo = helo;
-	d->starting = true;
-	dht_route_request(d, NULL, req);
-	d->starting = false;
+	dht_attempt_first(d, op, req);
+	if (op->attempts > 0)
+		return 0;
+	/* Not even its first attempt could be made (no memory): it never
+	 * started, and nobody is called back. */
+	op->done = NULL;
+	memset(&r, 0, sizeof(r));
+	r.status = -ENOMEM;
+	dht_op_finish(d, op, &r);
+	return -ENOMEM;
 }
 
 int
@@ -116,8 +131,7 @@ dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	op->replication = replication;
 	dhtmsg_put_hash(&key, &req.put, op->put_hash);
 	*ret_key = key;
-	dht_op_start(d, op, &req);
-	return 0;
+	return dht_op_start(d, op, &req);
 }
 
 int
@@ -134,13 +148,31 @@ dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
 		return -ENOMEM;
 	memset(&req, 0, sizeof(req));
 	req.type = FERRY_MSG_DHT_GET;
-	dht_op_start(d, op, &req);
-	return 0;
+	return dht_op_start(d, op, &req);
+}
+
+int
+dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
+    void *cls)
+{
+	struct dhtmsg_req req;
+	struct dht_op *op;
+
+	if (done == NULL)
+		return -EINVAL;
+	op = dht_op_new(d, FERRY_MSG_DHT_GET, key, done, cls);
+	if (op == NULL)
+		return -ENOMEM;
+	/* Its first attempt is the ASKED one (dht_attempt_first). */
+	op->wide = true;
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_GET;
+	return dht_op_start(d, op, &req);
 }
 
 static int
 dht_find_start(struct dht *d, const struct dhtkey *key, unsigned want,
-    dht_done_fn *done, void *cls)
+    bool filling, dht_done_fn *done, void *cls)
 {
 	struct dhtmsg_req req;
 	struct dht_op *op;
@@ -150,11 +182,11 @@ dht_find_start(struct dht *d, const struct dhtkey *key, unsigned want,
 	op = dht_op_new(d, FERRY_MSG_DHT_FIND, key, done, cls);
 	if (op == NULL)
 		return -ENOMEM;
+	op->filling = filling;
 	memset(&req, 0, sizeof(req));
 	req.type = FERRY_MSG_DHT_FIND;
 	req.want = (uint16_t)want;
-	dht_op_start(d, op, &req);
-	return 0;
+	return dht_op_start(d, op, &req);
 }
 
 int
@@ -163,7 +195,7 @@ dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
 {
 	if (done == NULL)
 		return -EINVAL;
-	return dht_find_start(d, key, want, done, cls);
+	return dht_find_start(d, key, want, false, done, cls);
 }
 
 /* A lookup's answer: every peer in it we are not linked to is one to
@@ -186,119 +218,9 @@ dht_lookup_done(void *cls, const struct dht_result *r)
 void
 dht_ops_lookup(struct dht *d, const struct dhtkey *key)
 {
-	d->filling = true;
-	(void)dht_find_start(d, key, d->cfg.k < DHTMSG_FIND_MAX
-	        ? d->cfg.k
-	        : DHTMSG_FIND_MAX,
+	(void)dht_find_start(d, key,
+	    d->cfg.k < DHTMSG_FIND_MAX ? d->cfg.k : DHTMSG_FIND_MAX, true,
 	    dht_lookup_done, d);
-	d->filling = false;
-}
-
-/* Sends op's GET, under a new request id, to the peers closest to its
- * key that we know, but bad and ourselves; op->asked counts them. */
-static void
-dht_op_ask_closest(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
-{
-	struct dhtkey ids[DHTMSG_REPL_MAX + 2];
-	uint8_t helo[DHTMSG_HELO_MAX];
-	struct dhtmsg_req req;
-	struct buf out;
-	size_t n;
-
-	/* A new id: the peers on the first path have seen the old one and
-	 * would drop these as duplicates. */
-	(void)map_remove(d->op_by_id, &op->req_id, sizeof(op->req_id));
-	do
-		randombytes_buf(&op->req_id, sizeof(op->req_id));
-	while (dht_op_find(d, op->req_id) != NULL);
-	if (map_put(d->op_by_id, &op->req_id, sizeof(op->req_id), op) < 0)
-		return; /* unreachable now: the timeout ends it */
-	memset(&req, 0, sizeof(req));
-	req.type = FERRY_MSG_DHT_GET;
-	req.req_id = op->req_id;
-	req.key = op->key;
-	req.requester = d->self;
-	req.helo_len = d->env.own_helo(d->env.cls, helo, sizeof(helo));
-	req.helo = helo;
-	n = dht_closest_with_self(d, &op->key, d->cfg.replication + 2, ids);
-	buf_init(&out);
-	if (dhtmsg_req_encode(&req, &out) == 0)
-		for (size_t i = 0; i < n; i++) {
-			if (dhtkey_equal(&ids[i], bad) ||
-			    dhtkey_equal(&ids[i], &d->self) ||
-			    d->env.send(d->env.cls, &ids[i], req.type,
-			        buf_head(&out), buf_size(&out)) < 0)
-				continue;
-			op->asked++;
-		}
-	buf_done(&out);
-	(void)pathcache_add(d->paths, &d->self, op->req_id, NULL, dht_now(d));
-}
-
-void
-dht_op_retry_get(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
-{
-	(*d->c.retries)++;
-	dht_op_ask_closest(d, op, bad);
-}
-
-int
-dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
-    void *cls)
-{
-	struct dhtmsg_req req;
-	struct dht_op *op;
-
-	if (done == NULL)
-		return -EINVAL;
-	op = dht_op_new(d, FERRY_MSG_DHT_GET, key, done, cls);
-	if (op == NULL)
-		return -ENOMEM;
-	d->starting = true;
-	dht_op_ask_closest(d, op, &d->self);
-	d->starting = false;
-	if (op->asked > 0)
-		return 0;
-	/* Nobody known to ask directly: routed, as dht_get() does. */
-	memset(&req, 0, sizeof(req));
-	req.type = FERRY_MSG_DHT_GET;
-	dht_op_start(d, op, &req);
-	return 0;
-}
-
-void
-dht_ops_tick(struct dht *d)
-{
-	uint64_t now = dht_now(d);
-	struct dht_op *op, *next;
-	struct dht_result r;
-
-	for (op = TAILQ_FIRST(&d->ops); op != NULL; op = next) {
-		next = TAILQ_NEXT(op, link);
-		if (buf_size(&op->later) > 0) {
-			/* May finish op, and start others (at the tail). */
-			dht_answer_later(d, op);
-			next = TAILQ_FIRST(&d->ops);
-			continue;
-		}
-		if (now < op->deadline_us)
-			continue;
-		/* A GET lost on the way (a hop gone silent) is asked once
-		 * more, of the holders directly, before it fails. */
-		if (op->type == FERRY_MSG_DHT_GET && op->asked == 0) {
-			op->deadline_us = now + d->cfg.timeout_us;
-			dht_op_retry_get(d, op, &d->self);
-			if (op->asked > 0)
-				continue;
-		}
-		(*d->c.timeouts)++;
-		memset(&r, 0, sizeof(r));
-		r.status = op->type == FERRY_MSG_DHT_PUT && op->n_receipts > 0
-		    ? -EIO
-		    : -ETIMEDOUT;
-		dht_op_finish(d, op, &r);
-		next = TAILQ_FIRST(&d->ops);
-	}
 }
 
 void

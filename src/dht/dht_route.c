@@ -82,7 +82,8 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
 	struct dhtmsg_req fw = *req;
-	struct dhtkey next;
+	struct dhtkey next, avoid[2];
+	size_t n_avoid = 0;
 	struct buf out;
 	int r;
 
@@ -92,15 +93,22 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	 * network even when nobody we know is closer to its key than we
 	 * are, which is when it is needed (Kademlia's join): its first hop
 	 * is then the closest peer we have, and it goes on from there. */
-	if (dht_next_hop(d, &req->key, from, &req->requester, false, &next) <
-	        0 &&
-	    (from != NULL || !d->filling ||
-	        dht_next_hop(d, &req->key, NULL, NULL, true, &next) < 0))
+	avoid[n_avoid++] = req->requester;
+	if (from != NULL)
+		avoid[n_avoid++] = *from;
+	if (dht_next_hop(d, &req->key, avoid, n_avoid, false, &next) < 0 &&
+	    (from != NULL || d->starting == NULL || !d->starting->filling ||
+	        dht_next_hop(d, &req->key, NULL, 0, true, &next) < 0))
 		return -ENOENT;
 	if (req->hops_left == 0) {
 		(*d->c.no_route)++;
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;
+	}
+	/* Our own request: the neighbour its attempt went to. */
+	if (from == NULL && d->starting != NULL) {
+		d->starting->hop[d->starting->attempts - 1] = next;
+		d->starting->has_hop[d->starting->attempts - 1] = true;
 	}
 	fw.hops_left--;
 	if (fw.hops < DHTMSG_HOPS_MAX)
@@ -230,7 +238,7 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 	if (!d->env.store_has(d->env.cls, &req->key) &&
 	    !dht_origin_charge(d, req->put.origin_pk, req->put.block_len)) {
 		(*d->c.origin_refused)++;
-		dht_fail(d, req, from, DHTMSG_RATE);
+		dht_fail(d, req, from, DHTMSG_ORIGIN_QUOTA);
 		return;
 	}
 	p = dht_pending_new(d, req, from);

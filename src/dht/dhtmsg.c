@@ -233,8 +233,7 @@ dhtmsg_ans_tail(struct dhtmsg_ans *m, const uint8_t *p, size_t len)
 		if (len != 2)
 			return -EBADMSG;
 		m->code = wire_get16(p);
-		return m->code >= 1 && m->code <= DHTMSG_FAIL_MAX ? 0
-								  : -EBADMSG;
+		return m->code != 0 ? 0 : -EBADMSG;
 	}
 }
 
@@ -292,7 +291,7 @@ dhtmsg_ans_valid(const struct dhtmsg_ans *m)
 		return m->count <= DHTMSG_FIND_MAX &&
 		    dhtmsg_nodes_check(m->nodes, m->nodes_len, m->count) == 0;
 	if (m->type == FERRY_MSG_DHT_FAIL)
-		return m->code >= 1 && m->code <= DHTMSG_FAIL_MAX;
+		return m->code != 0;
 	return true;
 }
 

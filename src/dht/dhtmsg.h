@@ -42,7 +42,7 @@
  *   BLOCK: u32 len (1..DHTMSG_BLOCK_MAX)  u8 block[len];
  *   NODES: u16 count (0..DHTMSG_FIND_MAX), then count times
  *        u8 id[32]  u16 helo_len (0..DHTMSG_HELO_MAX)  u8 helo[helo_len];
- *   FAIL:  u16 code (enum dhtmsg_fail).
+ *   FAIL:  u16 code (1..65535; enum dhtmsg_fail names those known).
  * put_hash is BLAKE2b-256 of key || replication || expiry || origin_pk
  * || sig: the signed request a receipt honours.
  */
@@ -74,13 +74,18 @@ struct identity;
 #define DHTMSG_RECEIPT_SIZE (8 + 32 + FERRY_PUBKEY_LEN + FERRY_SIG_LEN)
 #define DHTMSG_HASH_LEN   32
 
+/* FAIL's codes. Any other non-zero code is valid on the wire (a relay
+ * passes it back as it is, a requester takes it as a refusal), so that
+ * codes can be added without older peers dropping the answers. */
 enum dhtmsg_fail {
 	DHTMSG_NOT_FOUND = 1, /* GET: no peer on the way holds the block */
 	DHTMSG_NO_ROUTE,      /* no hop could take the request further */
 	DHTMSG_QUOTA,         /* PUT: the storing peer is full */
-	DHTMSG_RATE,          /* over the requester's allowance there */
+	DHTMSG_RATE,          /* a hop's neighbour is over its REQUEST_RATE
+			       * there */
 	DHTMSG_REFUSED,       /* bad signature, wrong hash, expired */
-	DHTMSG_FAIL_MAX = DHTMSG_REFUSED,
+	DHTMSG_ORIGIN_QUOTA,  /* PUT: its signer is over its ORIGIN_QUOTA at
+			       * the storing peer */
 };
 
 /* The signed part of a PUT. */

@@ -70,26 +70,39 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
 	struct dhtnode_cfg c;
 	uint64_t v[5];
-	int r = 0;
+	bool bad = false;
 
 	memset(&c, 0, sizeof(c));
 	dht_cfg_default(&c.dht);
+	/* Every key is read, so that each bad one is logged, not only the
+	 * first. */
 	if (cfg_get_bool(cfg, "dht", "ENABLE", &c.enable) < 0) {
 		log_err("%s", cfg_error(cfg));
-		r = -EINVAL;
+		bad = true;
 	}
-	r |= dhtnode_cfg_uint(cfg, "K", 1, RTABLE_K_MAX, &v[0]);
-	r |= dhtnode_cfg_uint(cfg, "REPLICATION", 1, DHTMSG_REPL_MAX, &v[1]);
-	r |= dhtnode_cfg_uint(cfg, "PER_NETWORK", 0, RTABLE_K_MAX, &v[2]);
-	r |= dhtnode_cfg_uint(cfg, "MAX_HOPS", 1, DHTMSG_HOPS_MAX, &v[3]);
-	r |= dhtnode_cfg_uint(cfg, "REQUEST_RATE", 0, 1000000, &v[4]);
-	r |= dhtnode_cfg_size(cfg, "MAX_BLOCK", 1, DHTMSG_BLOCK_MAX, &c.max_block);
-	r |= dhtnode_cfg_size(cfg, "QUOTA", 0, UINT64_MAX, &c.quota);
-	r |= dhtnode_cfg_size(cfg, "ORIGIN_QUOTA", 0, UINT64_MAX,
-	    &c.dht.origin_quota);
-	r |= dhtnode_cfg_dur(cfg, "REQUEST_TIMEOUT", &c.dht.timeout_us);
-	r |= dhtnode_cfg_dur(cfg, "REFRESH_INTERVAL", &c.dht.refresh_us);
-	if (r != 0)
+	if (dhtnode_cfg_uint(cfg, "K", 1, RTABLE_K_MAX, &v[0]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "REPLICATION", 1, DHTMSG_REPL_MAX, &v[1]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "PER_NETWORK", 0, RTABLE_K_MAX, &v[2]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "MAX_HOPS", 1, DHTMSG_HOPS_MAX, &v[3]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "REQUEST_RATE", 0, 1000000, &v[4]) < 0)
+		bad = true;
+	if (dhtnode_cfg_size(cfg, "MAX_BLOCK", 1, DHTMSG_BLOCK_MAX,
+	        &c.max_block) < 0)
+		bad = true;
+	if (dhtnode_cfg_size(cfg, "QUOTA", 0, UINT64_MAX, &c.quota) < 0)
+		bad = true;
+	if (dhtnode_cfg_size(cfg, "ORIGIN_QUOTA", 0, UINT64_MAX,
+	        &c.dht.origin_quota) < 0)
+		bad = true;
+	if (dhtnode_cfg_dur(cfg, "REQUEST_TIMEOUT", &c.dht.timeout_us) < 0)
+		bad = true;
+	if (dhtnode_cfg_dur(cfg, "REFRESH_INTERVAL", &c.dht.refresh_us) < 0)
+		bad = true;
+	if (bad)
 		return -EINVAL;
 	c.dht.k = (unsigned)v[0];
 	c.dht.replication = (unsigned)v[1];

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/event.h>
+
 #include "dht/store.h"
 #include "lib/stats.h"
 #include "lib/time.h"
@@ -151,6 +153,30 @@ dhtnode_usage(void *cls, struct dht_store_usage *ret)
 	ret->quota = st.quota;
 }
 
+/* The tick's event run now, once, as well as every DHTNODE_TICK_US
+ * (EV_READ rather than EV_TIMEOUT: its next run is then due a whole
+ * tick later, not moved on from the one it was waiting for). */
+static void
+dhtnode_wake(void *cls)
+{
+	struct dhtnode *n = cls;
+
+	if (n->ev_tick != NULL && !n->store_closing)
+		event_active(n->ev_tick, EV_READ, 1);
+}
+
+static uint64_t
+dhtnode_srtt(void *cls, const struct dhtkey *peer)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+	uint64_t us;
+
+	/* No sample yet, or TCP (which carries no acknowledgements): the
+	 * DHT falls back on what its requests take. */
+	return core_peer_srtt_us(n->core, &id, &us) == 0 ? us : 0;
+}
+
 static uint64_t *
 dhtnode_stat(void *cls, const char *name)
 {
@@ -178,4 +204,6 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->store_get = dhtnode_get;
 	env->store_usage = dhtnode_usage;
 	env->stat = dhtnode_stat;
+	env->wake = dhtnode_wake;
+	env->srtt_us = dhtnode_srtt;
 }

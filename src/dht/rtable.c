@@ -360,6 +360,72 @@ rtable_closest(const struct rtable *rt, const struct dhtkey *key, size_t n,
 	return got;
 }
 
+/* Bit i of k, the most significant first. */
+static unsigned
+rtable_bit(const struct dhtkey *k, unsigned i)
+{
+	return (k->b[i / 8] >> (7 - i % 8)) & 1;
+}
+
+/*
+ * The buckets in the order of their entries' distance to key, closest
+ * first, into order; how many of them come before this node. With p the
+ * prefix key shares with self: bucket p's entries agree with key on bit
+ * p, where self does not, and are the closest. An entry of bucket i > p
+ * agrees with self up to bit i and differs from it there, so it is
+ * closer than self when key differs from self on bit i, and those
+ * buckets come next, shallowest first; the other buckets past p are
+ * farther than self, deepest first; last the buckets i < p, whose
+ * entries differ from key on bit i already, deepest first.
+ */
+static unsigned
+rtable_bucket_order(const struct dhtkey *self, const struct dhtkey *key,
+    uint16_t order[DHTKEY_BITS], unsigned *ret_closer)
+{
+	unsigned p = dhtkey_common_prefix(self, key), n = 0;
+
+	if (p < DHTKEY_BITS)
+		order[n++] = (uint16_t)p;
+	for (unsigned i = p + 1; i < DHTKEY_BITS; i++)
+		if (rtable_bit(key, i) != rtable_bit(self, i))
+			order[n++] = (uint16_t)i;
+	*ret_closer = n;
+	for (unsigned i = DHTKEY_BITS; i-- > p + 1;)
+		if (rtable_bit(key, i) == rtable_bit(self, i))
+			order[n++] = (uint16_t)i;
+	for (unsigned i = p < DHTKEY_BITS ? p : DHTKEY_BITS; i-- > 0;)
+		order[n++] = (uint16_t)i;
+	return n;
+}
+
+const struct rtable_entry *
+rtable_closest_match(const struct rtable *rt, const struct dhtkey *key,
+    bool closer_only, rtable_match_fn *match, void *cls)
+{
+	const struct rtable_entry *best = NULL;
+	uint16_t order[DHTKEY_BITS];
+	unsigned closer, n;
+
+	n = rtable_bucket_order(&rt->self, key, order, &closer);
+	if (closer_only)
+		n = closer;
+	/* Every entry of a bucket is closer than every entry of the buckets
+	 * after it: the first bucket with a match holds the answer. */
+	for (unsigned i = 0; i < n && best == NULL; i++) {
+		const struct rtable_bucket *b = &rt->b[order[i]];
+
+		for (unsigned j = 0; j < b->n_live; j++) {
+			const struct rtable_entry *e = &b->live[j];
+
+			if ((best == NULL ||
+			        dhtkey_closer(key, &e->id, &best->id) < 0) &&
+			    (match == NULL || match(cls, e)))
+				best = e;
+		}
+	}
+	return best;
+}
+
 void
 rtable_foreach(const struct rtable *rt, rtable_visit_fn *fn, void *cls)
 {

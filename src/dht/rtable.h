@@ -55,6 +55,7 @@ struct rtable_stats {
 };
 
 typedef void rtable_visit_fn(void *cls, const struct rtable_entry *e);
+typedef bool rtable_match_fn(void *cls, const struct rtable_entry *e);
 
 /* A table for self with buckets of k entries (1 to RTABLE_K_MAX) and at
  * most per_net entries of one network in a bucket (0: no bound). NULL on
@@ -88,6 +89,16 @@ int rtable_set_helo(struct rtable *rt, const struct dhtkey *id,
  * ret; returns how many. */
 size_t rtable_closest(const struct rtable *rt, const struct dhtkey *key,
     size_t n, const struct rtable_entry **ret);
+/* The bucket entry closest to key for which match (may be NULL: any)
+ * is true, or NULL; with closer_only, among the entries closer to key
+ * than this node only. Buckets are visited in the order of their
+ * entries' distance to key and the walk stops at the first bucket with
+ * a match: it costs O(k) calls of match per bucket visited, and sorts
+ * nothing (for the hop of each request, where rtable_closest would sort
+ * the whole table). */
+const struct rtable_entry *rtable_closest_match(const struct rtable *rt,
+    const struct dhtkey *key, bool closer_only, rtable_match_fn *match,
+    void *cls);
 /* Visits every bucket entry, nearest bucket last. */
 void rtable_foreach(const struct rtable *rt, rtable_visit_fn *fn,
     void *cls);

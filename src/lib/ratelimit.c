@@ -2,6 +2,8 @@
 /* Token bucket (see ratelimit.h), layer 0. */
 #include "lib/ratelimit.h"
 
+#include <stdio.h>
+
 void
 ratelimit_init(struct ratelimit *rl, double rate, double burst)
 {
@@ -25,5 +27,31 @@ ratelimit_take(struct ratelimit *rl, uint64_t now_us, double n)
 	if (rl->tokens < n)
 		return false;
 	rl->tokens -= n;
+	return true;
+}
+
+void
+ratelog_init(struct ratelog *rl, double rate, double burst)
+{
+	ratelimit_init(&rl->rl, rate, burst);
+	rl->held = 0;
+}
+
+bool
+ratelog_vformat(struct ratelog *rl, uint64_t now_us, char *buf, size_t size,
+    const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!ratelimit_take(&rl->rl, now_us, 1.0)) {
+		rl->held++;
+		return false;
+	}
+	n = vsnprintf(buf, size, fmt, ap);
+	if (rl->held > 0 && n >= 0 && (size_t)n < size)
+		(void)snprintf(buf + n, size - (size_t)n,
+		    " (%llu more such lines suppressed)",
+		    (unsigned long long)rl->held);
+	rl->held = 0;
 	return true;
 }

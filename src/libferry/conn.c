@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/bufio.h"
 #include "lib/time.h"
 #include "lib/wire.h"
 
@@ -158,43 +159,24 @@ lf_drain_input(struct ferry_client *c)
 static int
 lf_read(struct ferry_client *c)
 {
-	uint8_t *p = buf_reserve(&c->in, LF_READ_CHUNK);
-	ssize_t n;
+	ssize_t n = bufio_read(&c->in, c->fd, LF_READ_CHUNK);
 
-	if (p == NULL)
+	if (n == -EAGAIN || n > 0)
+		return 0;
+	if (n == -ENOMEM)
 		return -ENOMEM;
-	n = read(c->fd, p, LF_READ_CHUNK);
-	if (n == 0)
-		return lf_fail(c, -ECONNRESET);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		return lf_fail(c, errno == ECONNRESET ? -ECONNRESET : -errno);
-	}
-	buf_commit(&c->in, (size_t)n);
-	return 0;
+	return lf_fail(c, n == 0 ? -ECONNRESET : (int)n);
 }
 
 static int
 lf_write(struct ferry_client *c)
 {
-	ssize_t n;
+	/* A daemon that went away is an error code for the application,
+	 * not a SIGPIPE. */
+	int r = bufio_send(&c->out, c->fd);
 
-	while (buf_size(&c->out) > 0) {
-		/* MSG_NOSIGNAL: a daemon that went away is an error code
-		 * for the application, not a SIGPIPE. */
-		n = send(c->fd, buf_head(&c->out), buf_size(&c->out),
-		    MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return 0;
-			return lf_fail(c,
-			    errno == EPIPE ? -ECONNRESET : -errno);
-		}
-		buf_consume(&c->out, (size_t)n);
-	}
+	if (r < 0)
+		return lf_fail(c, r == -EPIPE ? -ECONNRESET : r);
 	return 0;
 }
 

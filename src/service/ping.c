@@ -46,7 +46,7 @@ ping_on_done(void *cls, int status, const struct core_echo_result *res)
 	}
 	/* Written from the event loop, never freed from inside the core's
 	 * callback. A reply lost to OOM shows as the client's timeout. */
-	client_flush_later(c);
+	conn_flush_later(&c->conn);
 	free(ping);
 }
 

@@ -140,7 +140,7 @@ relay_send(struct client *c, const struct msg_req *req)
 	if (buf_append(&c->reasm, s->data, s->len) < 0) {
 		log_warn(
 		    "client fd %d: out of memory reassembling a message; disconnecting",
-		    c->fd);
+		    c->conn.fd);
 		return -ENOMEM;
 	}
 	if (piece != MSGPARSE_LAST)
@@ -174,10 +174,7 @@ relay_resume(struct client *c)
 	}
 	/* A message blocked in place is the input's first frame: parsing
 	 * goes on from there. */
-	r = client_work(c);
-	if (r == 0)
-		client_update_reading(c);
-	return r;
+	return conn_work(&c->conn);
 }
 
 /* Resumes the blocked clients that match peer (NULL: all). */
@@ -201,7 +198,7 @@ relay_resume_matching(struct service *svc, const struct ferry_peer_id *peer)
 		TAILQ_REMOVE(&ready, c, blink);
 		c->blocked = false;
 		if (relay_resume(c) < 0)
-			client_end(c);
+			conn_end(&c->conn);
 	}
 }
 
@@ -279,22 +276,17 @@ relay_on_message(void *cls, const struct ferry_peer_id *peer, uint16_t type,
 
 		/*
 		 * A client is given a message while less than CLIENT_BUFFER
-		 * waits for it, however large the message: a bound on the
-		 * output after it could not be met by a message of
-		 * FERRY_APP_MSG_MAX plus its framing, nor by a reading client
-		 * that still holds the tail of the one before. So a client
-		 * holds at most CLIENT_BUFFER plus one message. The whole
-		 * message or nothing: reserving first means the pieces cannot
-		 * be cut apart by a failed allocation.
+		 * waits for it, however large the message (conn_out_room).
+		 * The whole message or nothing: reserving first means the
+		 * pieces cannot be cut apart by a failed allocation.
 		 */
-		if (buf_size(&c->out) >= svc->cfg.client_buffer ||
-		    buf_reserve(&c->out, need) == NULL) {
+		if (conn_out_room(&c->conn, need) < 0) {
 			(*svc->c.recv_dropped)++;
 			continue;
 		}
 		relay_put_receive(c, peer, type, data, len);
 		(*svc->c.recv_delivered)++;
-		client_flush_later(c);
+		conn_flush_later(&c->conn);
 	}
 }
 

@@ -18,13 +18,11 @@ reply_frame(struct client *c, uint16_t type, size_t size)
 	uint8_t *p;
 
 	assert(size >= FERRY_HDR_SIZE && size <= FERRY_MSG_SIZE_MAX);
-	p = buf_reserve(&c->out, size);
+	p = conn_out_append(&c->conn, size);
 	if (p == NULL)
 		return NULL;
 	wire_put_hdr(p, (uint16_t)size, type);
-	buf_commit(&c->out, size);
 	(*c->svc->c.frames_out)++;
-	client_backlog_add(c, (int64_t)size);
 	return p;
 }
 

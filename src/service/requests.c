@@ -63,9 +63,9 @@ requests_status(struct client *c, const struct msg_req *req)
 static int
 requests_shutdown(struct client *c, const struct msg_req *req)
 {
-	log_info("client fd %d (pid %ld, uid %lu) asks for shutdown", c->fd,
+	log_info("client fd %d (pid %ld, uid %lu) asks for shutdown", c->conn.fd,
 	    (long)c->cred.pid, (unsigned long)c->cred.uid);
-	/* on_shutdown runs once the answer is written (client_flush). */
+	/* on_shutdown runs once the answer is written (client_drained). */
 	c->shutdown_requested = true;
 	return reply_result(c, req->req_id, 0, NULL);
 }
@@ -263,7 +263,7 @@ requests_refuse(struct client *c, const struct request_kind *kind,
     const struct msg_req *req)
 {
 	(*c->svc->c.requests_denied)++;
-	service_log_policy(c->svc,
+	conn_set_log(&c->svc->conns,
 	    "refused %s from uid %lu gid %lu pid %ld: not root, the daemon's user, nor in [service] ADMIN_USERS or ADMIN_GROUPS",
 	    kind->name, (unsigned long)c->cred.uid,
 	    (unsigned long)c->cred.gid, (long)c->cred.pid);

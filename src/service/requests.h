@@ -20,7 +20,7 @@ struct client;
 
 /* Handles one decoded request. 0, 1 if the client now blocks on
  * back-pressure (the frame stays unconsumed), or negative: cut it off
- * (client_end). */
+ * (conn_end). */
 typedef int requests_fn(struct client *c, const struct msg_req *req);
 
 struct request_kind {

@@ -141,6 +141,9 @@ requests_dht_verdict(struct client *c, uint32_t req_id, int status)
 	case -EAGAIN:
 		why = "a peer refused: over its limit for this daemon";
 		break;
+	case -EDQUOT:
+		why = "the storing peers hold all they take from this daemon";
+		break;
 	case -EBADMSG:
 		why = "refused by the DHT";
 		break;
@@ -256,7 +259,7 @@ requests_dht_put_done(void *cls, const struct dht_result *res)
 		(void)requests_dht_verdict(c, op->req_id, status);
 		/* Written from the event loop, never from inside the DHT's
 		 * callback; an answer lost to OOM shows as a timeout. */
-		client_flush_later(c);
+		conn_flush_later(&c->conn);
 	}
 	free(op);
 }
@@ -338,7 +341,7 @@ requests_dht_put(struct client *c, const struct msg_req *req)
 	if (dc == NULL) {
 		log_warn(
 		    "client fd %d: out of memory for a DHT_PUT; disconnecting",
-		    c->fd);
+		    c->conn.fd);
 		return -ENOMEM;
 	}
 	if (piece == MSGPARSE_WHOLE || piece == MSGPARSE_FIRST)
@@ -379,8 +382,7 @@ requests_dht_block(struct client *c, uint32_t req_id, const uint8_t *data,
 	size_t off = 0, n;
 	uint8_t *p;
 
-	if (buf_size(&c->out) >= c->svc->cfg.client_buffer ||
-	    buf_reserve(&c->out, need) == NULL) {
+	if (conn_out_room(&c->conn, need) < 0) {
 		(void)reply_result(c, req_id, -ENOBUFS,
 		    "CLIENT_BUFFER bytes of answers wait for this client");
 		return;
@@ -414,7 +416,7 @@ requests_dht_get_done(void *cls, const struct dht_result *res)
 			    res->block_len);
 		else
 			(void)requests_dht_verdict(c, op->req_id, res->status);
-		client_flush_later(c);
+		conn_flush_later(&c->conn);
 	}
 	free(op);
 }
@@ -461,7 +463,7 @@ requests_dht_find_done(void *cls, const struct dht_result *res)
 		memcpy(p + 8, res->nodes[i].id.b, FERRY_PEER_ID_LEN);
 	}
 	(void)requests_dht_verdict(c, op->req_id, status);
-	client_flush_later(c);
+	conn_flush_later(&c->conn);
 	free(op);
 }
 

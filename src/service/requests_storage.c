@@ -87,7 +87,7 @@ requests_storage_progress(void *cls, const struct xfer_progress *pr)
 
 	/* Progress is worth less than a request's answers: none is queued
 	 * for a client that does not read. */
-	if (buf_size(&c->out) >= c->svc->cfg.client_buffer / 2)
+	if (buf_size(&c->conn.out) >= c->svc->conns.lim.out_max / 2)
 		return;
 	p = reply_frame(c, FERRY_C_FILE_PROGRESS, FERRY_C_FILE_PROGRESS_SIZE);
 	if (p == NULL)
@@ -103,7 +103,7 @@ requests_storage_progress(void *cls, const struct xfer_progress *pr)
 	wire_put32(p + 60, pr->window);
 	wire_put32(p + 64, pr->peers);
 	wire_put32(p + 68, 0);
-	client_flush_later(c);
+	conn_flush_later(&c->conn);
 }
 
 static void
@@ -131,7 +131,7 @@ requests_storage_done(void *cls, const struct xfer_result *r)
 		}
 	}
 	(void)reply_result(c, op->req_id, status, status < 0 ? r->why : NULL);
-	client_flush_later(c);
+	conn_flush_later(&c->conn);
 	requests_storage_op_free(op);
 }
 

@@ -3,14 +3,13 @@
  * The service's lifecycle (see service.h), service layer: the [service]
  * keys, accepting clients up to MAX_CLIENTS that the credential policy
  * lets in (policy.c), and the statistics counters. Socket and lock are in
- * listen.c, one connection in client.c.
+ * listen.c, one client in client.c, its connection in conn.c.
  */
 #define LOG_TAG "service"
 #include "service/service_int.h"
 
 #include <errno.h>
 #include <grp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +22,6 @@
 #include "lib/cfg.h"
 #include "lib/dirs.h"
 #include "lib/log.h"
-#include "lib/ratelimit.h"
 #include "lib/stats.h"
 #include "lib/time.h"
 #include "service/registry.h"
@@ -39,6 +37,8 @@ const struct cfg_schema_key service_cfg_keys[] = {
 	    "client connections served at once; more wait in the listen queue" },
 	{ "service", "CLIENT_BUFFER", "8 MiB",
 	    "output held for a client before messages for it are dropped; one message may take it past this" },
+	{ "service", "STALL_TIMEOUT", "1 s",
+	    "a client that takes none of its output for this long no longer holds peers back until it reads" },
 	{ "service", "ALLOW_USERS", "",
 	    "users (names or uids) let in besides root, the daemon's user and the socket's group" },
 	{ "service", "ALLOW_GROUPS", "",
@@ -144,6 +144,11 @@ service_cfg_parse(struct cfg *cfg, const char *runtime_dir, struct svc_cfg *ret)
 	} else {
 		sc.max_clients = (uint32_t)v;
 	}
+	if (cfg_get_duration(cfg, "service", "STALL_TIMEOUT", 10 * 1000,
+	        3600ull * 1000 * 1000, &sc.stall_us) < 0) {
+		log_err("%s", cfg_error(cfg));
+		r = -EINVAL;
+	}
 	/* At least one whole RECEIVE frame must fit. */
 	if (cfg_get_size(cfg, "service", "CLIENT_BUFFER", 64 * 1024,
 	        (uint64_t)1 << 40, &sc.client_buffer) < 0) {
@@ -203,40 +208,44 @@ service_client_gone(struct service *svc)
 		service_pause_accept(svc, false);
 }
 
-void
-service_backlog_add(struct service *svc, int64_t delta)
+/* The core stops reading peers while clients' output is large. */
+static void
+service_on_backlog(void *cls, uint64_t bytes)
 {
-	svc->backlog += (uint64_t)delta;
-	core_rx_account_set(svc->rx_acct, svc->backlog);
+	struct service *svc = cls;
+
+	core_rx_account_set(svc->rx_acct, bytes);
 }
 
-void
-service_log_policy(struct service *svc, const char *fmt, ...)
+/* The client socket's connections: bounds, counters, backlog. */
+static void
+service_conns_init(struct service *svc)
 {
-	char line[384];
-	va_list ap;
+	const struct conn_limits lim = {
+		.in_max = SERVICE_READ_CHUNK,
+		.out_max = svc->cfg.client_buffer,
+		.stall_us = svc->cfg.stall_us,
+		.linger_us = SERVICE_LINGER_US,
+		.idle_us = 0, /* a client may wait for messages for ever */
+	};
+	const struct conn_counters c = {
+		.bytes_in = svc->c.bytes_in,
+		.bytes_out = svc->c.bytes_out,
+		.stalled = svc->c.clients_stalled,
+		/* Cannot happen: a frame is less than the input holds. */
+		.overflow = svc->c.malformed,
+		.idle = NULL,
+	};
 
-	if (!ratelimit_take(&svc->policy_rl, time_mono_us(), 1.0)) {
-		svc->policy_suppressed++;
-		return;
-	}
-	va_start(ap, fmt);
-	(void)vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (svc->policy_suppressed == 0) {
-		log_notice("%s", line);
-		return;
-	}
-	log_notice("%s (%llu more such lines suppressed)", line,
-	    (unsigned long long)svc->policy_suppressed);
-	svc->policy_suppressed = 0;
+	conn_set_init(&svc->conns, svc->base, "client", &lim, &c,
+	    service_on_backlog, svc);
 }
 
 static void
 service_refuse(struct service *svc, const struct policy_cred *cred)
 {
 	(*svc->c.clients_refused)++;
-	service_log_policy(svc,
+	conn_set_log(&svc->conns,
 	    "refused a client: uid %lu gid %lu pid %ld is not root, the daemon's user, in the socket's group, nor in [service] ALLOW_USERS, ALLOW_GROUPS, ADMIN_USERS or ADMIN_GROUPS",
 	    (unsigned long)cred->uid, (unsigned long)cred->gid,
 	    (long)cred->pid);
@@ -254,7 +263,7 @@ service_admit(struct service *svc, int fd)
 	if (r < 0) {
 		/* Without credentials there is nothing to judge by. */
 		(*svc->c.clients_refused)++;
-		service_log_policy(svc,
+		conn_set_log(&svc->conns,
 		    "refused a client whose credentials cannot be read: %s",
 		    strerror(-r));
 		(void)close(fd);
@@ -311,6 +320,7 @@ service_start(struct service *svc)
 
 	if (r < 0)
 		return log_err_errno(r, "service counters");
+	service_conns_init(svc);
 	svc->reg = registry_new();
 	if (svc->reg == NULL)
 		return log_err_errno(-ENOMEM, "service registry");
@@ -349,8 +359,6 @@ service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	svc->listen_fd = -1;
 	svc->lock_fd = -1;
 	svc->started_us = time_mono_us();
-	ratelimit_init(&svc->policy_rl, SERVICE_POLICY_LOG_RATE,
-	    SERVICE_POLICY_LOG_BURST);
 	TAILQ_INIT(&svc->clients);
 	TAILQ_INIT(&svc->blocked);
 	r = service_cfg_parse(cfg, runtime_dir, &svc->cfg);
@@ -416,6 +424,10 @@ service_reload(struct service *svc, struct cfg *cfg)
 		    "[service] SOCKET, SOCKET_MODE and SOCKET_GROUP take effect after a restart");
 	svc->cfg.max_clients = sc.max_clients;
 	svc->cfg.client_buffer = sc.client_buffer;
+	svc->conns.lim.out_max = sc.client_buffer;
+	/* From the next output that waits. */
+	svc->cfg.stall_us = sc.stall_us;
+	svc->conns.lim.stall_us = sc.stall_us;
 	/* The socket stays as it is, and so does what its mode and group
 	 * grant. */
 	sc.policy.group_write = svc->cfg.policy.group_write;

@@ -16,30 +16,25 @@
 #include <ferry/proto.h>
 
 #include "lib/buf.h"
-#include "lib/ratelimit.h"
 #include "core/core.h"
+#include "service/conn.h"
 #include "service/msgparse.h"
 #include "service/policy.h"
 #include "service/requests.h"
 #include "service/service.h"
 
-/* One read() takes at most this much; a frame is at most 64 KiB. */
-#define SERVICE_READ_CHUNK       (256u * 1024)
+/* The client socket's connection bounds (conn.h); CLIENT_BUFFER and
+ * STALL_TIMEOUT are configured. One read() takes at most this much; a frame is at most
+ * 64 KiB, so the input always holds a whole one. */
+#define SERVICE_READ_CHUNK (256u * 1024)
 /* Blocked clients retry this often even if no drain callback came. */
-#define SERVICE_RETRY_US         (500u * 1000)
-/* A client whose socket has not taken a byte for this long has stopped
- * reading: its output no longer holds peers back (client_backlog_add). */
-#define SERVICE_STALL_US         (1000u * 1000)
+#define SERVICE_RETRY_US   (500u * 1000)
 /* A client cut off for a protocol violation is closed once the RESULT
  * saying why is written, or after this long. */
-#define SERVICE_LINGER_US        (2000u * 1000)
+#define SERVICE_LINGER_US  (2000u * 1000)
 /* Descriptors a client may have sent ahead of the FILE_PUT or FILE_GET
  * frames they go with (each takes one, in order). */
-#define SERVICE_FDS_MAX          4
-/* Log lines about refused clients and requests and about clients cut off
- * for a protocol violation: a burst, then per second. */
-#define SERVICE_POLICY_LOG_BURST 5
-#define SERVICE_POLICY_LOG_RATE  1.0
+#define SERVICE_FDS_MAX    4
 
 struct dht;
 struct registry;
@@ -56,6 +51,7 @@ struct svc_cfg {
 	gid_t gid;              /* and names this group */
 	uint32_t max_clients;   /* MAX_CLIENTS */
 	uint64_t client_buffer; /* CLIENT_BUFFER, bytes */
+	uint64_t stall_us;      /* STALL_TIMEOUT */
 	struct policy policy;   /* ALLOW_* and ADMIN_*, the socket's group */
 };
 
@@ -103,31 +99,22 @@ struct service {
 	TAILQ_HEAD(, client) blocked; /* waiting for a peer's queue */
 	uint32_t n_clients;
 	bool accept_paused;   /* at MAX_CLIENTS or out of fds */
-	uint64_t backlog;     /* bytes queued for all clients */
-	struct core_rx_account *rx_acct; /* where the core sees backlog */
+	struct conn_set conns; /* bounds, counters and backlog of clients */
+	struct core_rx_account *rx_acct; /* where the core sees the backlog */
 	uint64_t started_us;  /* monotonic, for STATUS uptime */
 	bool handler_set;     /* our core handler is installed */
 	struct core_sub drain_sub; /* relay_on_drain's subscription */
 	struct registry *reg; /* app type -> clients */
 	struct svc_counters c;
-	struct ratelimit policy_rl; /* log lines about refusals */
-	uint64_t policy_suppressed; /* lines it held back since the last */
 };
 
 struct client {
 	TAILQ_ENTRY(client) link;  /* service->clients */
 	TAILQ_ENTRY(client) blink; /* service->blocked while blocked */
 	struct service *svc;       /* owner */
-	int fd;
+	struct conn conn;          /* the socket, its input and output */
 	struct policy_cred cred; /* at connect(), owned */
 	enum policy_level level; /* what the policy lets it do */
-	struct event *ev_read;
-	struct event *ev_write;
-	bool reading;             /* ev_read is added */
-	bool writing;             /* ev_write is added */
-	bool stalled;             /* out not counted in svc->backlog */
-	struct buf in;            /* unparsed input */
-	struct buf out;           /* frames not yet written */
 	struct msg_chunks chunks; /* SEND sequence in progress */
 	struct buf reasm;         /* its bytes so far */
 	uint16_t reasm_flags;     /* flags of its pieces, ORed */
@@ -137,8 +124,6 @@ struct client {
 	uint16_t blocked_type;   /* app type of a reassembled one */
 	uint32_t blocked_req_id; /* its req_id */
 	bool shutdown_requested; /* SHUTDOWN read; nothing more is */
-	bool closing;            /* cut off: output drains, then it goes */
-	uint64_t closing_until_us; /* monotonic bound on that */
 	bool shutdown_done;      /* on_shutdown was called */
 	uint64_t *types;         /* bitmap of registered app types (64 Ki
 				  * bits), allocated on the first REGISTER */
@@ -149,14 +134,6 @@ struct client {
 	unsigned n_fds;
 };
 
-/* client.c */
-/* The oldest descriptor c sent and no request took yet (the caller owns
- * it now), or -1. */
-int client_take_fd(struct client *c);
-/* Adds delta (may be negative) to c's output in the service's backlog,
- * unless c has stalled. */
-void client_backlog_add(struct client *c, int64_t delta);
-
 /* service.c */
 /* Reads and checks [service]; runtime_dir NULL leaves SOCKET's default
  * unresolved. Logs each problem. 0 or -EINVAL. */
@@ -164,15 +141,6 @@ int service_cfg_parse(struct cfg *cfg, const char *runtime_dir,
     struct svc_cfg *ret);
 /* A client went away: lets accept() resume if it had paused. */
 void service_client_gone(struct service *svc);
-/* Adds delta (may be negative) to the bytes queued for clients and tells
- * the core. */
-void service_backlog_add(struct service *svc, int64_t delta);
-/* Logs a refused client or request, or a client cut off, at notice
- * level, rate-limited across
- * all clients (SERVICE_POLICY_LOG_*), saying how many lines were held
- * back since the last one. */
-void service_log_policy(struct service *svc, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* listen.c */
 /* Takes the single-instance lock and opens the listening socket.
@@ -182,35 +150,22 @@ int listen_open(struct service *svc);
 void listen_close(struct service *svc);
 
 /* client.c */
+/* The oldest descriptor c sent and no request took yet (the caller owns
+ * it now), or -1. */
+int client_take_fd(struct client *c);
 /* Takes ownership of fd, a connected, non-blocking socket, and of the
  * groups of cred (also on failure); level is what policy_check() said. */
 int client_new(struct service *svc, int fd, struct policy_cred *cred,
     enum policy_level level, struct client **ret);
-/* Flushes nothing; frees everything; unlinks from the service. */
+/* Flushes nothing; frees everything; unlinks from the service. The one
+ * way a client goes, also when its connection ends (conn.h, gone). */
 void client_free(struct client *c);
 /* Cuts a client off for a protocol violation: counts it, logs one
- * rate-limited line, queues RESULT {req_id, status, why} and marks it
- * closing. Returns status, which the caller passes on so that
- * client_end() is reached. */
+ * rate-limited line, queues RESULT {req_id, status, why} and lets its
+ * connection linger (conn_linger). Returns status, which the caller
+ * passes on so that conn_end() is reached. */
 int client_drop(struct client *c, uint32_t req_id, int status,
     const char *why);
-/* Ends a client after client_work() failed: frees it at once, or, when it
- * was cut off by client_drop(), stops everything but its output and frees
- * it once that is written (at most SERVICE_LINGER_US). */
-void client_end(struct client *c);
-/* Parses and handles buffered frames until they run out or the client
- * blocks. Negative: the client must be freed (already logged). */
-int client_process(struct client *c);
-/* client_process and client_flush, repeated while flushing frees room
- * for more answers. Negative: the client must be freed. */
-int client_work(struct client *c);
-/* Starts or stops reading as blocking and output backlog allow. */
-void client_update_reading(struct client *c);
-/* Writes queued output now, and arms the write event for what remains.
- * Negative: the connection failed and the client must be freed. */
-int client_flush(struct client *c);
-/* Arms the write event without writing now (batches fan-out). */
-void client_flush_later(struct client *c);
 
 /* reply.c */
 /* Appends a frame of size bytes with its header written; the caller

@@ -380,6 +380,8 @@ xfer_put_why(int status)
 		return "no storing peer sent a receipt for a block";
 	case -ENOSPC:
 		return "the storing peers are full";
+	case -EDQUOT:
+		return "the storing peers hold all they take from this daemon ([dht] ORIGIN_QUOTA)";
 	case -EHOSTUNREACH:
 		return "no route toward a block's key: too few peers";
 	case -EAGAIN:

@@ -23,6 +23,7 @@
 
 #include <ferry/client.h>
 
+#include "dhtcheck.h"
 #include "harness.h"
 #include "mesh.h"
 
@@ -37,50 +38,6 @@
 static struct harness *h;
 static struct harness_daemon *d[N];
 
-static struct ferry_client *
-client_of(struct harness_daemon *dd)
-{
-	struct ferry_client *c;
-
-	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
-	return c;
-}
-
-/* What dd's DHT_STATUS says: peers in its table and blocks it holds. */
-static void
-status_of(struct harness_daemon *dd, uint32_t *ret_entries,
-    uint64_t *ret_blocks)
-{
-	struct ferry_client *c = client_of(dd);
-	struct ferry_dht_status *st;
-
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	*ret_entries = st->entries;
-	*ret_blocks = st->blocks;
-	ferry_dht_status_free(st);
-	ferry_client_close(c);
-}
-
-static uint32_t
-table_size(struct harness_daemon *dd)
-{
-	uint32_t entries;
-	uint64_t blocks;
-
-	status_of(dd, &entries, &blocks);
-	return entries;
-}
-
-static uint64_t
-blocks_of(struct harness_daemon *dd)
-{
-	uint32_t entries;
-	uint64_t blocks;
-
-	status_of(dd, &entries, &blocks);
-	return blocks;
-}
-
 /* 16 daemons; each knows d0's HELO only. Waits until every table holds
  * every other daemon (k = 20 leaves room for all). */
 static void
@@ -92,15 +49,15 @@ setup(void)
 	mesh_start(h, d, N, "udp", DHT_CFG);
 	end = harness_now_ms() + LINK_MS;
 	for (int i = 0; i < N; i++)
-		while (table_size(d[i]) < N - 1) {
+		while (dhtcheck_figures(d[i]).entries < N - 1) {
 			if (harness_now_ms() > end) {
 				struct harness_output o;
 
 				if (harness_run_cli(d[i], &o, "stats", NULL) == 0)
 					fprintf(stderr, "%s", o.out);
 				harness_output_free(&o);
-				ck_abort_msg("d%d's table holds %u of %d peers", i,
-				    table_size(d[i]), N - 1);
+				ck_abort_msg("d%d's table holds %u of %d peers",
+				    i, dhtcheck_figures(d[i]).entries, N - 1);
 			}
 			harness_sleep_ms(100);
 		}
@@ -113,46 +70,6 @@ teardown(void)
 	h = NULL;
 }
 
-static struct ferry_dht_key sort_key;
-
-static int
-by_distance(const void *a, const void *b)
-{
-	const uint8_t *x = a, *y = b;
-
-	for (size_t i = 0; i < FERRY_DHT_KEY_LEN; i++) {
-		uint8_t dx = x[i] ^ sort_key.bytes[i];
-		uint8_t dy = y[i] ^ sort_key.bytes[i];
-
-		if (dx != dy)
-			return dx < dy ? -1 : 1;
-	}
-	return 0;
-}
-
-/* The ids of the live daemons, closest to key first. */
-static size_t
-true_closest(const struct ferry_dht_key *key, struct ferry_peer_id *out)
-{
-	size_t n = 0;
-
-	for (int i = 0; i < N; i++)
-		if (harness_daemon_running(d[i]))
-			out[n++] = d[i]->id;
-	sort_key = *key;
-	qsort(out, n, sizeof(out[0]), by_distance);
-	return n;
-}
-
-static int
-index_of(const struct ferry_peer_id *id)
-{
-	for (int i = 0; i < N; i++)
-		if (memcmp(&d[i]->id, id, sizeof(*id)) == 0)
-			return i;
-	return -1;
-}
-
 START_TEST(test_find_true_closest)
 {
 	struct ferry_peer_id want[N], *got;
@@ -162,16 +79,17 @@ START_TEST(test_find_true_closest)
 
 	for (int i = 0; i < N; i++) {
 		randombytes_buf(key.bytes, sizeof(key.bytes));
-		c = client_of(d[i]);
+		c = dhtcheck_client(d[i]);
 		ck_assert_int_eq(ferry_dht_find(c, &key, 8, &got, &n), 0);
 		ferry_client_close(c);
 		ck_assert_uint_eq(n, 8);
-		(void)true_closest(&key, want);
+		(void)dhtcheck_closest(d, N, &key, want);
 		for (size_t j = 0; j < n; j++)
 			ck_assert_msg(memcmp(&got[j], &want[j],
 			                  sizeof(want[j])) == 0,
 			    "FIND from d%d: place %zu is d%d, not d%d", i, j,
-			    index_of(&got[j]), index_of(&want[j]));
+			    dhtcheck_index_of(d, N, &got[j]),
+			    dhtcheck_index_of(d, N, &want[j]));
 		free(got);
 	}
 }
@@ -182,7 +100,7 @@ static void
 put_checked(struct harness_daemon *dd, uint8_t *data, size_t len,
     struct ferry_dht_key *ret_key, struct ferry_peer_id *ret_storers)
 {
-	struct ferry_client *c = client_of(dd);
+	struct ferry_client *c = dhtcheck_client(dd);
 	struct ferry_dht_receipt *r;
 	size_t n;
 
@@ -205,7 +123,7 @@ static void
 get_checked(struct harness_daemon *dd, const struct ferry_dht_key *key,
     const uint8_t *data, size_t len)
 {
-	struct ferry_client *c = client_of(dd);
+	struct ferry_client *c = dhtcheck_client(dd);
 	uint8_t *got;
 	size_t n;
 	int r = ferry_dht_get(c, key, &got, &n);
@@ -224,7 +142,7 @@ START_TEST(test_put_get_everywhere)
 	struct ferry_dht_key key;
 
 	put_checked(d[3], data, sizeof(data), &key, storers);
-	(void)true_closest(&key, want);
+	(void)dhtcheck_closest(d, N, &key, want);
 	/* The three closest hold it and signed for it; nobody else has it. */
 	for (int i = 0; i < N; i++) {
 		bool closest = false;
@@ -232,10 +150,11 @@ START_TEST(test_put_get_everywhere)
 		for (int j = 0; j < 3; j++)
 			closest = closest ||
 			    memcmp(&want[j], &d[i]->id, sizeof(want[j])) == 0;
-		ck_assert_uint_eq(blocks_of(d[i]), closest ? 1 : 0);
+		ck_assert_uint_eq(dhtcheck_figures(d[i]).blocks,
+		    closest ? 1 : 0);
 	}
 	for (int j = 0; j < 3; j++)
-		ck_assert_int_ge(index_of(&storers[j]), 0);
+		ck_assert_int_ge(dhtcheck_index_of(d, N, &storers[j]), 0);
 	for (int i = 0; i < N; i++)
 		get_checked(d[i], &key, data, sizeof(data));
 }
@@ -250,16 +169,18 @@ START_TEST(test_absent_and_killed_holder)
 	uint8_t *got;
 	size_t n;
 	uint64_t t0;
+	int victim;
 
 	randombytes_buf(key.bytes, sizeof(key.bytes));
-	c = client_of(d[5]);
+	c = dhtcheck_client(d[5]);
 	t0 = harness_now_ms();
 	ck_assert_int_eq(ferry_dht_get(c, &key, &got, &n), -ENOENT);
 	ferry_client_close(c);
 	ck_assert_uint_lt(harness_now_ms() - t0, 3000);
 	put_checked(d[7], data, sizeof(data), &key, storers);
-	(void)true_closest(&key, want);
-	ck_assert_int_eq(harness_daemon_kill(d[index_of(&want[0])]), 0);
+	(void)dhtcheck_closest(d, N, &key, want);
+	victim = dhtcheck_index_of(d, N, &want[0]);
+	ck_assert_int_eq(harness_daemon_kill(d[victim]), 0);
 	for (int i = 0; i < N; i++)
 		if (harness_daemon_running(d[i]))
 			get_checked(d[i], &key, data, sizeof(data));
@@ -276,10 +197,10 @@ START_TEST(test_receipt_survives_kill)
 	int holder;
 
 	put_checked(d[9], data, sizeof(data), &key, storers);
-	holder = index_of(&storers[0]);
+	holder = dhtcheck_index_of(d, N, &storers[0]);
 	ck_assert_int_eq(harness_daemon_kill(d[holder]), 0);
 	ck_assert_int_eq(harness_daemon_start_ready(d[holder]), 0);
-	ck_assert_uint_eq(blocks_of(d[holder]), 1);
+	ck_assert_uint_eq(dhtcheck_figures(d[holder]).blocks, 1);
 	get_checked(d[holder], &key, data, sizeof(data));
 }
 END_TEST

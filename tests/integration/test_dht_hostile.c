@@ -14,6 +14,9 @@
  *     dht.receipts_bad and never count, the PUT succeeds on the honest
  *     receipts, and, when it passes it to too few, fails with -EIO
  *     saying how many honest receipts came;
+ *   - answers PUTs with receipts that are valid but signed by keys made
+ *     up for them, in the name of storers that do not exist: none
+ *     counts (dht.receipts_implausible);
  *   - floods a daemon with GETs and PUTs: dht.rate_limited counts what
  *     is over its allowance ([dht] REQUEST_RATE), and meanwhile honest
  *     PUTs and GETs through that daemon succeed.
@@ -43,6 +46,7 @@
 #include "dht/dhtmsg.h"
 #include "adv.h"
 #include "dhtpeer.h"
+#include "dhtcheck.h"
 #include "harness.h"
 #include "mesh.h"
 #include "wirelink.h"
@@ -76,49 +80,11 @@ static struct {
 	atomic_uint forward; /* PUT: replicas to this many honest closest */
 	atomic_bool forge;   /* PUT: forged receipts to the requester */
 	struct identity *stranger;
-	atomic_uint forged; /* receipts forged so far */
-	atomic_uint wrong;  /* wrong blocks sent so far */
+	atomic_bool invent;   /* PUT: receipts of storers made up for it */
+	atomic_uint forged;   /* receipts forged so far */
+	atomic_uint invented; /* receipts of made-up storers so far */
+	atomic_uint wrong;    /* wrong blocks sent so far */
 } act;
-
-static struct ferry_client *
-client_of(struct harness_daemon *dd)
-{
-	struct ferry_client *c;
-
-	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
-	return c;
-}
-
-static struct ferry_dht_status *
-status_of(struct harness_daemon *dd)
-{
-	struct ferry_client *c = client_of(dd);
-	struct ferry_dht_status *st;
-
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	ferry_client_close(c);
-	return st;
-}
-
-static uint32_t
-table_size(struct harness_daemon *dd)
-{
-	struct ferry_dht_status *st = status_of(dd);
-	uint32_t n = st->entries;
-
-	ferry_dht_status_free(st);
-	return n;
-}
-
-static uint64_t
-blocks_of(struct harness_daemon *dd)
-{
-	struct ferry_dht_status *st = status_of(dd);
-	uint64_t n = st->blocks;
-
-	ferry_dht_status_free(st);
-	return n;
-}
 
 /* Waits until every daemon's table holds want entries. */
 static void
@@ -127,11 +93,11 @@ wait_tables(uint32_t want)
 	uint64_t end = harness_now_ms() + LINK_MS;
 
 	for (int i = 0; i < N; i++)
-		while (table_size(d[i]) < want) {
+		while (dhtcheck_figures(d[i]).entries < want) {
 			if (harness_now_ms() > end) {
 				harness_dump_logs(h);
 				ck_abort_msg("d%d's table holds %u of %u", i,
-				    table_size(d[i]), want);
+				    dhtcheck_figures(d[i]).entries, want);
 			}
 			harness_sleep_ms(100);
 		}
@@ -341,6 +307,33 @@ forge_receipts(struct dhtpeer *p, unsigned i, const struct dhtmsg_req *req)
 		atomic_fetch_add(&act.forged, 1);
 }
 
+/* REPL receipts, each valid for this PUT and signed by a key made up for
+ * it, in the name of the peer id of that key: storers that do not
+ * exist. */
+static void
+invent_storers(struct dhtpeer *p, unsigned i, const struct dhtmsg_req *req)
+{
+	uint8_t put_hash[DHTMSG_HASH_LEN], seed[32];
+	struct identity *made_up;
+	struct dhtmsg_ans a;
+	struct dhtkey id;
+
+	dhtmsg_put_hash(&req->key, &req->put, put_hash);
+	for (int j = 0; j < REPL; j++) {
+		randombytes_buf(seed, sizeof(seed));
+		if (identity_from_seed(seed, &made_up) < 0)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.type = FERRY_MSG_DHT_RECEIPT;
+		dhtmsg_receipt_sign(made_up, &req->key, put_hash,
+		    req->put.expiry, &a.receipt);
+		dhtkey_from_peer(&made_up->id, &id);
+		if (dhtpeer_answer_as(p, i, req, &a, &id) == 0)
+			atomic_fetch_add(&act.invented, 1);
+		identity_free(made_up);
+	}
+}
+
 static void
 on_request(void *cls, struct dhtpeer *p, unsigned i,
     const struct dhtmsg_req *req)
@@ -366,6 +359,8 @@ on_request(void *cls, struct dhtpeer *p, unsigned i,
 		pass_replicas(p, req);
 		if (atomic_load(&act.forge))
 			forge_receipts(p, i, req);
+		if (atomic_load(&act.invent))
+			invent_storers(p, i, req);
 		break;
 	}
 }
@@ -389,7 +384,7 @@ static void
 get_checked(int i, const struct ferry_dht_key *key, const uint8_t *data,
     size_t len)
 {
-	struct ferry_client *c = client_of(d[i]);
+	struct ferry_client *c = dhtcheck_client(d[i]);
 	uint8_t *got;
 	size_t n;
 	int r = ferry_dht_get(c, key, &got, &n);
@@ -420,7 +415,7 @@ START_TEST(test_wrong_block)
 	block_near(&bad_id, NEAR_BITS, act.block, sizeof(act.block), &key);
 	memcpy(act.key.b, key.bytes, sizeof(act.key.b));
 	honest_closest(&act.key, order);
-	c = client_of(d[order[N - 1]]);
+	c = dhtcheck_client(d[order[N - 1]]);
 	ck_assert_int_eq(ferry_dht_put(c, act.block, sizeof(act.block), REPL, 0,
 	                     &key, &r, &n),
 	    0);
@@ -457,7 +452,7 @@ static int
 put_near(int from, uint8_t *data, struct ferry_dht_key *key,
     struct ferry_dht_receipt **ret, size_t *ret_n)
 {
-	struct ferry_client *c = client_of(d[from]);
+	struct ferry_client *c = dhtcheck_client(d[from]);
 	int r;
 
 	block_near(&bad_id, NEAR_BITS, data, BLOCK_LEN, key);
@@ -479,6 +474,7 @@ START_TEST(test_forged_receipts)
 	struct ferry_dht_key key;
 	struct dhtkey k;
 	int order[N], from;
+	unsigned forged0;
 	uint64_t bad0;
 	size_t n;
 
@@ -496,17 +492,23 @@ START_TEST(test_forged_receipts)
 		ck_assert(is_among(&r[j].storer, order, REPL));
 	}
 	free(r);
-	/* The honest receipts may overtake the last forgeries. */
+	/* The honest receipts may overtake the last forgeries. Three for
+	 * each attempt of the PUT that came its way (one, unless the first
+	 * had no answer in time). */
 	for (int i = 0; i < 100 && atomic_load(&act.forged) < 3; i++)
 		harness_sleep_ms(50);
-	ck_assert_uint_eq(atomic_load(&act.forged), 3);
-	ck_assert(mesh_wait_stat(d[from], "dht.receipts_bad", bad0 + 3, 5000));
+	ck_assert_uint_ge(atomic_load(&act.forged), 3);
+	ck_assert(mesh_wait_stat(d[from], "dht.receipts_bad",
+	    bad0 + atomic_load(&act.forged), 5000));
 	for (int j = 0; j < REPL; j++)
-		ck_assert_uint_eq(blocks_of(d[order[j]]), 1);
+		ck_assert_uint_eq(dhtcheck_figures(d[order[j]]).blocks, 1);
 
-	/* Too few honest storers: the PUT says how many. */
+	/* Too few honest storers: the PUT says how many. Each of its
+	 * attempts comes the hostile peer's way (it is every daemon's next
+	 * hop), and brings three more forgeries. */
 	atomic_store(&act.forward, REPL - 1);
 	bad0 = mesh_stat(d[from], "dht.receipts_bad");
+	forged0 = atomic_load(&act.forged);
 	ck_assert_int_eq(put_near(from, data, &key, &r, &n), -EIO);
 	ck_assert_uint_eq(n, REPL - 1);
 	memcpy(k.b, key.bytes, sizeof(k.b));
@@ -516,9 +518,55 @@ START_TEST(test_forged_receipts)
 		ck_assert(is_among(&r[j].storer, order, REPL - 1));
 	}
 	free(r);
-	ck_assert_uint_eq(mesh_stat(d[from], "dht.receipts_bad"), bad0 + 3);
+	ck_assert_uint_gt(atomic_load(&act.forged), forged0);
+	ck_assert(mesh_wait_stat(d[from], "dht.receipts_bad",
+	    bad0 + atomic_load(&act.forged) - forged0, 5000));
 	printf("dht-hostile: %u forged receipts sent, none counted\n",
 	    atomic_load(&act.forged));
+}
+END_TEST
+
+/*
+ * The hostile peer, every daemon's next hop toward the key, passes the
+ * PUT on to 2 honest storers and sends receipts of its own making, each
+ * valid for the PUT and signed by a key made up for it, in the name of
+ * storers that do not exist: the requester cannot vouch for any (none
+ * sent its receipt over its own link, is linked to it or in its table),
+ * so none counts; the PUT fails with -EIO and the 2 honest receipts, and
+ * the made-up ones show in dht.receipts_implausible.
+ */
+START_TEST(test_made_up_storers)
+{
+	uint8_t data[BLOCK_LEN];
+	struct ferry_dht_receipt *r;
+	struct ferry_dht_key key;
+	uint64_t implausible0;
+	struct dhtkey k;
+	int order[N], from = 0;
+	size_t n;
+
+	atomic_store(&act.invent, true);
+	atomic_store(&act.forward, REPL - 1);
+	link_hostile();
+	implausible0 = mesh_stat(d[from], "dht.receipts_implausible");
+	ck_assert_int_eq(put_near(from, data, &key, &r, &n), -EIO);
+	ck_assert_uint_eq(n, REPL - 1);
+	memcpy(k.b, key.bytes, sizeof(k.b));
+	honest_closest(&k, order);
+	for (size_t j = 0; j < n; j++) {
+		ck_assert_int_eq(ferry_dht_receipt_verify(&key, &r[j]), 0);
+		ck_assert(is_among(&r[j].storer, order, REPL - 1));
+	}
+	free(r);
+	ck_assert_uint_ge(atomic_load(&act.invented), REPL);
+	ck_assert(mesh_wait_stat(d[from], "dht.receipts_implausible",
+	    implausible0 + REPL, 5000));
+	printf("dht-hostile: %u receipts of made-up storers sent, %llu "
+	       "counted as implausible, none as a storer\n",
+	    atomic_load(&act.invented),
+	    (unsigned long long)(mesh_stat(d[from],
+	                             "dht.receipts_implausible") -
+	        implausible0));
 }
 END_TEST
 
@@ -641,20 +689,20 @@ START_TEST(test_flood)
 	/* A block whose closest peer is d0, stored there alone: every
 	 * other daemon's GET goes to d0. */
 	block_near(&v, 0, held, sizeof(held), &key);
-	c = client_of(d[1]);
+	c = dhtcheck_client(d[1]);
 	ck_assert_int_eq(ferry_dht_put(c, held, sizeof(held), 1, 0, &key, &r,
 	                     &n),
 	    0);
 	ferry_client_close(c);
 	free(r);
-	ck_assert_uint_eq(blocks_of(d[0]), 1);
+	ck_assert_uint_eq(dhtcheck_figures(d[0]).blocks, 1);
 	limited0 = mesh_stat(d[0], "dht.rate_limited");
 	in0 = mesh_stat(d[0], "dht.requests_in");
 	f.to = (unsigned)dhtpeer_link_of(bad, &v);
 	t0 = harness_now_ms();
 	ck_assert_int_eq(pthread_create(&t, NULL, flood_run, &f), 0);
 	for (int i = 1; i < N; i++) {
-		c = client_of(d[0]);
+		c = dhtcheck_client(d[0]);
 		block_away(mine[i], sizeof(mine[i]));
 		ck_assert_int_eq(ferry_dht_put(c, mine[i], sizeof(mine[i]),
 		                     REPL, 0, &k2, &r, &n),
@@ -697,6 +745,7 @@ dht_hostile_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_wrong_block);
 	tcase_add_test(tc, test_forged_receipts);
+	tcase_add_test(tc, test_made_up_storers);
 	tcase_add_test(tc, test_flood);
 	suite_add_tcase(s, tc);
 	return s;

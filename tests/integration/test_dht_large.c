@@ -31,6 +31,7 @@
 
 #include <ferry/client.h>
 
+#include "dhtcheck.h"
 #include "harness.h"
 #include "mesh.h"
 #include "procstat.h"
@@ -63,22 +64,11 @@ static struct harness_daemon *d[N];
 enum { KIND_FIND, KIND_PUT, KIND_GET, KINDS };
 static const char *const kind_name[KINDS] = { "FIND", "PUT", "GET" };
 static unsigned hist[KINDS][HOPS_HIST];
-static unsigned noisy; /* requests whose counters moved by more than 1 */
-
-static struct ferry_client *
-client_of(struct harness_daemon *dd)
-{
-	struct ferry_client *c;
-
-	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
-	return c;
-}
-
-/* dht.completed and dht.hops_total of dd. */
+static unsigned noisy; /* dht.completed and dht.hops_total of dd. */
 static void
 hop_counters(struct harness_daemon *dd, uint64_t *ret_done, uint64_t *ret_hops)
 {
-	struct ferry_client *c = client_of(dd);
+	struct ferry_client *c = dhtcheck_client(dd);
 	struct ferry_stat *st;
 	size_t n;
 
@@ -148,13 +138,10 @@ bucket_candidates(int i, unsigned *ret)
 static unsigned
 table_missing(int i, unsigned *ret_entries)
 {
+	struct ferry_dht_status *st = dhtcheck_status(d[i]);
 	unsigned cand[257], missing = 0;
-	struct ferry_client *c = client_of(d[i]);
-	struct ferry_dht_status *st;
 
 	bucket_candidates(i, cand);
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	ferry_client_close(c);
 	ck_assert_uint_eq(st->k, K);
 	for (unsigned p = 0; p < 257; p++) {
 		unsigned want = cand[p] < K ? cand[p] : K, have = 0;
@@ -171,43 +158,6 @@ table_missing(int i, unsigned *ret_entries)
 	return missing;
 }
 
-static struct ferry_dht_key sort_key;
-
-static int
-by_distance(const void *a, const void *b)
-{
-	const uint8_t *x = a, *y = b;
-
-	for (size_t i = 0; i < FERRY_DHT_KEY_LEN; i++) {
-		uint8_t dx = x[i] ^ sort_key.bytes[i];
-		uint8_t dy = y[i] ^ sort_key.bytes[i];
-
-		if (dx != dy)
-			return dx < dy ? -1 : 1;
-	}
-	return 0;
-}
-
-/* All 64 ids, closest to key first: the brute force the DHT is checked
- * against. */
-static void
-true_closest(const struct ferry_dht_key *key, struct ferry_peer_id *out)
-{
-	for (int i = 0; i < N; i++)
-		out[i] = d[i]->id;
-	sort_key = *key;
-	qsort(out, N, sizeof(out[0]), by_distance);
-}
-
-static int
-index_of(const struct ferry_peer_id *id)
-{
-	for (int i = 0; i < N; i++)
-		if (memcmp(&d[i]->id, id, sizeof(*id)) == 0)
-			return i;
-	return -1;
-}
-
 /* One FIND from d[i], measured: 0 if it returned the true WANT closest,
  * else the first place where it differs, plus one. */
 static unsigned
@@ -221,12 +171,12 @@ find_once(int i, const struct ferry_dht_key *key)
 	int r;
 
 	probe_start(d[i], &p);
-	c = client_of(d[i]);
+	c = dhtcheck_client(d[i]);
 	r = ferry_dht_find(c, key, WANT, &got, &n);
 	ferry_client_close(c);
 	ck_assert_msg(r == 0, "FIND from d%d: %s", i, strerror(-r));
 	probe_end(d[i], &p, KIND_FIND);
-	true_closest(key, want);
+	(void)dhtcheck_closest(d, N, key, want);
 	for (size_t j = 0; j < WANT && bad == 0; j++)
 		if (j >= n || memcmp(&got[j], &want[j], sizeof(want[j])) != 0)
 			bad = (unsigned)j + 1;
@@ -373,25 +323,11 @@ among_closest(const struct ferry_dht_key *key, int i)
 {
 	struct ferry_peer_id want[N];
 
-	true_closest(key, want);
+	(void)dhtcheck_closest(d, N, key, want);
 	for (int m = 0; m < REPL; m++)
 		if (memcmp(&want[m], &d[i]->id, sizeof(want[m])) == 0)
 			return 1;
 	return 0;
-}
-
-static uint64_t
-blocks_of(int i)
-{
-	struct ferry_client *c = client_of(d[i]);
-	struct ferry_dht_status *st;
-	uint64_t n;
-
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	n = st->blocks;
-	ferry_dht_status_free(st);
-	ferry_client_close(c);
-	return n;
 }
 
 /* Puts a random block of len bytes on d[i]; checks that the true REPL
@@ -406,14 +342,14 @@ put_checked(int i, uint8_t *data, size_t len, struct ferry_dht_key *ret_key)
 
 	randombytes_buf(data, len);
 	probe_start(d[i], &p);
-	c = client_of(d[i]);
+	c = dhtcheck_client(d[i]);
 	ck_assert_int_eq(ferry_dht_put(c, data, len, REPL, 0, ret_key, &r, &n),
 	    0);
 	ferry_client_close(c);
 	probe_end(d[i], &p, KIND_PUT);
 	ck_assert_uint_eq(n, REPL);
 	for (size_t j = 0; j < n; j++) {
-		int s = index_of(&r[j].storer);
+		int s = dhtcheck_index_of(d, N, &r[j].storer);
 
 		ck_assert_int_eq(ferry_dht_receipt_verify(ret_key, &r[j]), 0);
 		ck_assert_msg(s >= 0 && among_closest(ret_key, s),
@@ -430,7 +366,7 @@ static void
 get_checked(int i, const struct ferry_dht_key *key, const uint8_t *data,
     size_t len)
 {
-	struct ferry_client *c = client_of(d[i]);
+	struct ferry_client *c = dhtcheck_client(d[i]);
 	struct probe p;
 	uint8_t *got;
 	size_t n;
@@ -466,9 +402,10 @@ phase_put_get(void)
 
 		for (int b = 0; b < BLOCKS; b++)
 			want += among_closest(&key[b], i);
-		ck_assert_msg(blocks_of(i) == want,
+		ck_assert_msg(dhtcheck_figures(d[i]).blocks == want,
 		    "d%d holds %llu blocks, not %llu", i,
-		    (unsigned long long)blocks_of(i), (unsigned long long)want);
+		    (unsigned long long)dhtcheck_figures(d[i]).blocks,
+		    (unsigned long long)want);
 	}
 	t0 = harness_now_ms();
 	for (int b = 0; b < BLOCKS; b++)

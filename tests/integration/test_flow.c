@@ -272,16 +272,18 @@ START_TEST(test_window_update_after_drain)
 	uint64_t acks, updates;
 
 	ck_assert_int_eq(harness_new("window-update", &h), 0);
-	/* No DHT: its lookups would keep the link busy past the second
-	 * after which a client that reads nothing stops counting, and the
-	 * window would open before the client reads. */
-	pair(h, d, "[dht]\nENABLE = no\n");
+	/* The client is slow on purpose: with the DHT's lookups on the link
+	 * the counters settle only after more than a second, the default
+	 * STALL_TIMEOUT after which its output would stop counting and the
+	 * window open before it reads. */
+	pair(h, d, "[service]\nSTALL_TIMEOUT = 60 s\n");
 	l = mesh_listener(d[1]);
 	mesh_send(d[0], d[1], msg, SIZE);
 	mesh_send(d[0], d[1], msg, SIZE);
 	ck_assert(mesh_wait_stat(d[1], "core.reasm_done", 2, 10000));
 	acks = settled_stat(d[0], "core.acks_in", 500);
 	updates = settled_stat(d[1], "core.window_updates", 200);
+	ck_assert_uint_eq(mesh_stat(d[1], "service.clients_stalled"), 0);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(ferry_receive(l, &m, 5000), 0);
 		ck_assert_uint_eq(m.len, SIZE);

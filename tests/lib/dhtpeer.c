@@ -228,6 +228,16 @@ int
 dhtpeer_answer(struct dhtpeer *p, unsigned i, const struct dhtmsg_req *req,
     struct dhtmsg_ans *a)
 {
+	struct dhtkey self;
+
+	dhtkey_from_peer(&dhtpeer_ident(p)->id, &self);
+	return dhtpeer_answer_as(p, i, req, a, &self);
+}
+
+int
+dhtpeer_answer_as(struct dhtpeer *p, unsigned i, const struct dhtmsg_req *req,
+    struct dhtmsg_ans *a, const struct dhtkey *responder)
+{
 	int to = dhtpeer_link_of(p, &req->requester);
 	struct buf out;
 	int r;
@@ -235,7 +245,7 @@ dhtpeer_answer(struct dhtpeer *p, unsigned i, const struct dhtmsg_req *req,
 	a->req_id = req->req_id;
 	a->key = req->key;
 	a->requester = req->requester;
-	dhtkey_from_peer(&dhtpeer_ident(p)->id, &a->responder);
+	a->responder = *responder;
 	a->hops = req->hops;
 	a->flags = to >= 0 ? 0 : DHTMSG_F_ROUTED;
 	a->hops_left = to >= 0 ? 0 : DHTMSG_HOPS_MAX / 2;

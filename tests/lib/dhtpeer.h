@@ -65,6 +65,11 @@ int dhtpeer_send_inner(struct dhtpeer *p, unsigned i, const void *inner,
  * hop it came from, marked ROUTED. */
 int dhtpeer_answer(struct dhtpeer *p, unsigned i, const struct dhtmsg_req *req,
     struct dhtmsg_ans *a);
+/* As dhtpeer_answer, naming responder as the answering peer (a peer that
+ * does not exist, say, whose key the test made up). */
+int dhtpeer_answer_as(struct dhtpeer *p, unsigned i,
+    const struct dhtmsg_req *req, struct dhtmsg_ans *a,
+    const struct dhtkey *responder);
 /* DHT requests received so far, from all daemons. Thread-safe. */
 uint64_t dhtpeer_requests(struct dhtpeer *p, uint16_t type);
 

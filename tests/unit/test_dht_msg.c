@@ -281,6 +281,46 @@ START_TEST(test_answers)
 }
 END_TEST
 
+/* FAIL's code: 0 is malformed; any other is valid, the known ones and
+ * those a newer peer may send, and goes back as it came. */
+START_TEST(test_fail_codes)
+{
+	static const uint16_t codes[] = { DHTMSG_NOT_FOUND, DHTMSG_RATE,
+		DHTMSG_ORIGIN_QUOTA, DHTMSG_ORIGIN_QUOTA + 1, 0xffff };
+	struct buf nodes, out, again;
+	struct dhtmsg_ans a, d;
+	uint8_t *p;
+
+	buf_init(&nodes);
+	buf_init(&out);
+	buf_init(&again);
+	a = an_answer(FERRY_MSG_DHT_FAIL, &nodes);
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		a.code = codes[i];
+		buf_reset(&out);
+		buf_reset(&again);
+		ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
+		ck_assert_int_eq(dhtmsg_ans_decode(a.type, buf_head(&out),
+		                     buf_size(&out), &d),
+		    0);
+		ck_assert_uint_eq(d.code, codes[i]);
+		ck_assert_int_eq(dhtmsg_ans_encode(&d, &again), 0);
+		ck_assert_mem_eq(buf_head(&again), buf_head(&out),
+		    buf_size(&out));
+	}
+	p = buf_head(&out);
+	p[buf_size(&out) - 2] = 0;
+	p[buf_size(&out) - 1] = 0;
+	ck_assert_int_eq(dhtmsg_ans_decode(a.type, p, buf_size(&out), &d),
+	    -EBADMSG);
+	a.code = 0;
+	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), -EINVAL);
+	buf_done(&again);
+	buf_done(&out);
+	buf_done(&nodes);
+}
+END_TEST
+
 START_TEST(test_receipt_binds)
 {
 	struct buf nodes;
@@ -327,6 +367,7 @@ test_suite(void)
 	tcase_add_test(tc, test_request_ranges);
 	tcase_add_test(tc, test_put_signature);
 	tcase_add_loop_test(tc, test_answers, 0, 4);
+	tcase_add_test(tc, test_fail_codes);
 	tcase_add_test(tc, test_receipt_binds);
 	suite_add_tcase(s, tc);
 	return s;

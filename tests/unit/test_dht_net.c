@@ -49,10 +49,12 @@ struct node {
 	struct block store[STORE_MAX];
 	size_t n_store;
 	bool corrupt; /* serves blocks with a byte flipped */
+	bool liar;    /* says it holds nothing, and so answers not-found */
 };
 
-/* One queued event: a message, a link coming up, or a store callback. */
-enum ev_kind { EV_MSG, EV_UP, EV_STORED, EV_GOT };
+/* One queued event: a message, a link coming up, a store callback, or
+ * a tick a node asked for. */
+enum ev_kind { EV_MSG, EV_UP, EV_STORED, EV_GOT, EV_WAKE };
 
 struct ev {
 	enum ev_kind kind;
@@ -70,6 +72,10 @@ static struct node nodes[N_MAX];
 static int n_nodes;
 static bool linkm[N_MAX][N_MAX];
 static bool links_frozen; /* link() makes no new links */
+static int drop_to = -1;   /* answers sent to this node are lost, */
+static unsigned drop_left; /* this many more */
+static int full_to = -1;   /* requests to this node find its queue full, */
+static unsigned full_left; /* this many more */
 static struct ev *queue;
 static size_t q_head, q_len, q_cap;
 static uint64_t now_us = 1000000;
@@ -114,6 +120,15 @@ env_send(void *cls, const struct dhtkey *peer, uint16_t type,
 
 	if (to < 0 || !linkm[n->idx][to])
 		return -ENOTCONN;
+	if (to == full_to && full_left > 0 && dhtmsg_is_request(type)) {
+		full_left--;
+		return -EAGAIN;
+	}
+	/* Lost on the way, as the core's unreliable messages may be. */
+	if (to == drop_to && drop_left > 0 && dhtmsg_is_answer(type)) {
+		drop_left--;
+		return 0;
+	}
 	e.body = malloc(len ? len : 1);
 	ck_assert_ptr_nonnull(e.body);
 	memcpy(e.body, body, len);
@@ -207,7 +222,9 @@ store_find(struct node *n, const struct dhtkey *key)
 static bool
 env_has(void *cls, const struct dhtkey *key)
 {
-	return store_find(cls, key) != NULL;
+	struct node *n = cls;
+
+	return !n->liar && store_find(n, key) != NULL;
 }
 
 static int
@@ -255,6 +272,20 @@ env_usage(void *cls, struct dht_store_usage *ret)
 	ret->quota = (uint64_t)STORE_MAX * 8192;
 }
 
+static void
+env_wake(void *cls)
+{
+	push((struct ev){ .kind = EV_WAKE, .to = ((struct node *)cls)->idx });
+}
+
+/* Messages here take an event's time, 50 us, each way, behind whatever
+ * else is queued: half a millisecond is a round trip at light load. */
+static uint64_t
+env_srtt(void *cls, const struct dhtkey *peer)
+{
+	return env_linked(cls, peer) ? 500 : 0;
+}
+
 static uint64_t *
 env_stat(void *cls, const char *name)
 {
@@ -280,7 +311,8 @@ node_start(int i)
 		.peer_helo = env_peer_helo, .now_us = env_now,
 		.wall_s = env_wall, .store_has = env_has,
 		.store_put = env_put, .store_get = env_get,
-		.store_usage = env_usage, .stat = env_stat,
+		.store_usage = env_usage, .stat = env_stat, .wake = env_wake,
+		.srtt_us = env_srtt,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
@@ -324,6 +356,10 @@ deliver(struct ev *e)
 		if (to->alive)
 			e->done(e->arg, 0);
 		break;
+	case EV_WAKE:
+		if (to->alive)
+			dht_tick(to->dht);
+		break;
 	default: /* EV_GOT */
 		if (!to->alive)
 			break;
@@ -340,12 +376,11 @@ deliver(struct ev *e)
 	}
 }
 
-/* Runs the network for ms of virtual time, each event taking 50 µs. */
+/* Runs the network until end (virtual time), each event taking 50 µs
+ * and a pause with none 1 ms. */
 static void
-run_ms(uint64_t ms)
+run_until(uint64_t end)
 {
-	uint64_t end = now_us + ms * 1000;
-
 	while (now_us < end) {
 		if (q_len > 0) {
 			struct ev e = queue[q_head];
@@ -367,11 +402,21 @@ run_ms(uint64_t ms)
 }
 
 static void
+run_ms(uint64_t ms)
+{
+	run_until(now_us + ms * 1000);
+}
+
+static void
 net_start(int n)
 {
 	n_nodes = n;
 	memset(linkm, 0, sizeof(linkm));
 	links_frozen = false;
+	drop_to = -1;
+	drop_left = 0;
+	full_to = -1;
+	full_left = 0;
 	for (int i = 0; i < n; i++)
 		node_start(i);
 }
@@ -630,7 +675,10 @@ START_TEST(test_absent_and_lost_holder)
 END_TEST
 
 /* A star: every node is linked to node 0 only, and no node may link to
- * anyone new, so answers must travel back through node 0. */
+ * anyone new, so answers must travel back through node 0: blocks that
+ * node 0 puts on the leaves, got by the other leaves. (Receipts routed
+ * back to a leaf from a storer it cannot link to do not count: see
+ * test_receipt_plausible.) */
 START_TEST(test_answers_routed_back)
 {
 	uint8_t data[200];
@@ -646,8 +694,7 @@ START_TEST(test_answers_routed_back)
 	randombytes_buf(data, sizeof(data));
 	for (int from = 1; from < n_nodes; from++) {
 		data[0] = (uint8_t)from;
-		/* Node 0 and where the PUT ends are all it can reach. */
-		put_block(from, data, sizeof(data), 2, &key, &o);
+		put_block(0, data, sizeof(data), 2, &key, &o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_uint_eq(o.receipts, 2);
 		/* A GET from a leaf farther from the key than node 0 goes
@@ -757,6 +804,13 @@ START_TEST(test_forgeries)
 	}
 	ck_assert_uint_ge(stat(other, "rate_limited"), 2500);
 	ck_assert_uint_le(stat(other, "requests_in") - taken, 2100);
+	/* Not answered in kind: a quarter of REQUEST_RATE got a FAIL, the
+	 * rest nothing. */
+	ck_assert_uint_eq(stat(other, "rate_fails") +
+	        stat(other, "rate_fails_held"),
+	    stat(other, "rate_limited"));
+	ck_assert_uint_ge(stat(other, "rate_fails"), 250);
+	ck_assert_uint_le(stat(other, "rate_fails"), 260);
 	memset(&o, 0, sizeof(o));
 	third = (other + 1) % n_nodes == 0 ? 1 : (other + 1) % n_nodes;
 	ck_assert_int_eq(dht_get(nodes[third].dht, &key, on_done, &o), 0);
@@ -773,9 +827,359 @@ START_TEST(test_forgeries)
 }
 END_TEST
 
+/*
+ * The closest holder of a block lies that it has none: every GET goes
+ * to it first (the tables are complete) and ends there in a FAIL
+ * not-found. The requester does not take that for the answer: it asks
+ * the other holders directly, and gets the block (a lying not-found used
+ * to end the GET; test_dht_hostile's peer found it).
+ */
+START_TEST(test_lying_not_found)
+{
+	uint8_t data[500];
+	struct dhtkey key, want[3];
+	struct outcome o;
+	uint64_t retries = 0;
+	int liar, asked = 0;
+
+	net_start(16);
+	net_join();
+	randombytes_buf(data, sizeof(data));
+	put_block(4, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	true_closest(&key, want, 3);
+	liar = node_of(&want[0]);
+	nodes[liar].liar = true;
+	for (int i = 0; i < n_nodes; i++) {
+		if (i == liar || store_find(&nodes[i], &key) != NULL)
+			continue;
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		wait_for(&o);
+		ck_assert_msg(o.status == 0, "GET from %d: %d", i, o.status);
+		ck_assert_uint_eq(o.block_len, sizeof(data));
+		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+		retries += stat(i, "retries");
+		asked++;
+	}
+	ck_assert_int_eq(asked, n_nodes - 3);
+	/* Each was told not-found by the liar first. */
+	ck_assert_uint_eq(retries, (uint64_t)asked);
+	ck_assert_uint_eq(stat(liar, "not_found"), (uint64_t)asked);
+	net_free();
+}
+END_TEST
+
+/* 100 FINDs of node x's id from node r, all sent to x at once, with
+ * every node's REQUEST_RATE at 40; their outcomes into o. */
+static void
+find_flood(int r, int x, struct outcome *o)
+{
+	struct dht_cfg cfg;
+
+	for (int i = 0; i < n_nodes; i++) {
+		cfg = *dht_config(nodes[i].dht);
+		cfg.request_rate = 40;
+		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+	}
+	for (int i = 0; i < 100; i++) {
+		memset(&o[i], 0, sizeof(o[i]));
+		ck_assert_int_eq(dht_find(nodes[r].dht, &nodes[x].id, 4,
+		                     on_done, &o[i]),
+		    0);
+	}
+}
+
+/*
+ * A neighbour over its REQUEST_RATE says so: x takes its burst (2 x 40)
+ * of r's 100 FINDs, and answers 10 of the rest at once with FAIL (rate),
+ * its allowance of FAILs (a quarter of the rate); r, which has no other
+ * neighbour to try, ends those with -EAGAIN at once. The last 10 get no
+ * answer (counted), so that a flood is not answered in kind, and end at
+ * their timeout.
+ */
+START_TEST(test_over_rate_fails)
+{
+	static struct outcome o[100];
+	unsigned ok = 0, again = 0;
+
+	net_start(2);
+	net_join();
+	find_flood(0, 1, o);
+	run_ms(20);
+	for (int i = 0; i < 100; i++) {
+		if (!o[i].done)
+			continue;
+		ok += o[i].status == 0;
+		again += o[i].status == -EAGAIN;
+	}
+	ck_assert_uint_eq(stat(1, "rate_limited"), 20);
+	ck_assert_uint_eq(stat(1, "rate_fails"), 10);
+	ck_assert_uint_eq(stat(1, "rate_fails_held"), 10);
+	ck_assert_uint_eq(ok, 80);
+	ck_assert_uint_eq(again, 10);
+	run_ms(10000 + 2 * TICK_US / 1000);
+	for (int i = 0; i < 100; i++)
+		ck_assert(o[i].done);
+	net_free();
+}
+END_TEST
+
+/* Where r has other neighbours, the FINDs x refused, and those it
+ * dropped, go again through the next closest: all 100 succeed, within a
+ * few attempts' time. */
+START_TEST(test_over_rate_elsewhere)
+{
+	static struct outcome o[100];
+
+	net_start(8);
+	net_join();
+	find_flood(2, 5, o);
+	run_ms(300);
+	for (int i = 0; i < 100; i++) {
+		ck_assert_msg(o[i].done, "FIND %d not done in 300 ms", i);
+		ck_assert_int_eq(o[i].status, 0);
+	}
+	ck_assert_uint_eq(stat(5, "rate_limited"), 20);
+	ck_assert_uint_eq(stat(2, "retries"), 20);
+	net_free();
+}
+END_TEST
+
+/* Starts a request by r (its kind: 'p' PUT of data, 'g' GET of key, 'f'
+ * FIND of key) with the first drop answers to r lost; the time it took. */
+static uint64_t
+lossy(int r, char kind, const uint8_t *data, size_t len, struct dhtkey *key,
+    unsigned drop, struct outcome *o)
+{
+	uint64_t t0 = now_us;
+
+	drop_to = r;
+	drop_left = drop;
+	memset(o, 0, sizeof(*o));
+	if (kind == 'p')
+		ck_assert_int_eq(dht_put(nodes[r].dht, data, len, 1800000000, 0,
+		                     on_done, o, key),
+		    0);
+	else if (kind == 'g')
+		ck_assert_int_eq(dht_get(nodes[r].dht, key, on_done, o), 0);
+	else
+		ck_assert_int_eq(dht_find(nodes[r].dht, key, 8, on_done, o), 0);
+	while (!o->done)
+		run_ms(1);
+	drop_left = 0;
+	return now_us - t0;
+}
+
+/* Random bytes into data until node r is at rank (0: the closest) among
+ * the nodes closest to their key or, rank -1, not among the 4 closest. */
+static void
+block_ranked(int r, int rank, uint8_t *data, size_t len)
+{
+	struct dhtkey key, w[4];
+	int at;
+
+	do {
+		randombytes_buf(data, len);
+		dhtkey_of_block(data, len, &key);
+		true_closest(&key, w, 4);
+		for (at = 0; at < 4 && !dhtkey_equal(&w[at], &nodes[r].id);)
+			at++;
+	} while (at != (rank < 0 ? 4 : rank));
+}
+
+/*
+ * Answers lost on the way cost an attempt's time (a few round trips,
+ * here DHT_ATTEMPT_MIN_US, 50 ms, and a tick), not the whole
+ * REQUEST_TIMEOUT: a PUT whose receipts are all lost, or one of them, a
+ * PUT that ended at its requester, a FIND's and a GET's answers, are
+ * sent again under a new request id through the next closest neighbour
+ * (a GET: to the holders directly, the PUT: placed again) and succeed;
+ * receipts that come twice count once. With every answer lost, a
+ * request still ends at REQUEST_TIMEOUT, after its 4 attempts.
+ */
+START_TEST(test_lost_answers_retried)
+{
+	uint8_t data[700];
+	struct dhtkey key, other;
+	struct outcome o;
+	uint64_t took, in0, retries0;
+	int r = 6;
+
+	net_start(16);
+	net_join();
+	for (int drop = 3; drop >= 1; drop -= 2) {
+		block_ranked(r, -1, data, sizeof(data));
+		in0 = stat(r, "receipts_in");
+		retries0 = stat(r, "retries");
+		took = lossy(r, 'p', data, sizeof(data), &key, (unsigned)drop,
+		    &o);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.receipts, 3);
+		ck_assert_uint_le(took, 200000);
+		/* The second attempt's receipts: those that came already
+		 * count once. */
+		ck_assert_uint_eq(stat(r, "receipts_in") - in0, 3);
+		ck_assert_uint_eq(stat(r, "retries") - retries0, 1);
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < i; j++)
+				ck_assert(!dhtkey_equal(&o.storers[i],
+				    &o.storers[j]));
+	}
+	/* Placed by r itself, the closest: placed again. */
+	block_ranked(r, 0, data, sizeof(data));
+	took = lossy(r, 'p', data, sizeof(data), &key, 1, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_le(took, 200000);
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	took = lossy(r, 'f', NULL, 0, &key, 1, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.n_nodes, 8);
+	ck_assert_uint_le(took, 200000);
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	took = lossy(r, 'g', NULL, 0, &key, 1, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+	ck_assert_uint_le(took, 200000);
+	/* Nothing comes back: the bound is REQUEST_TIMEOUT. */
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &other);
+	took = lossy(r, 'f', NULL, 0, &other, 1000000, &o);
+	ck_assert_int_eq(o.status, -ETIMEDOUT);
+	ck_assert_uint_ge(took, 10000000);
+	ck_assert_uint_le(took, 10000000 + TICK_US + 1000);
+	net_free();
+}
+END_TEST
+
+/* A receipt for the PUT of leaf l under way, signed by an identity made
+ * up for it, as a peer on its path could send it back. */
+static void
+receipt_made_up(int l, int via)
+{
+	struct identity *fake;
+	struct dhtmsg_ans a;
+	struct dht_op *op;
+	uint8_t seed[32];
+	struct buf out;
+
+	TAILQ_FOREACH(op, &nodes[l].dht->ops, link)
+		if (op->type == FERRY_MSG_DHT_PUT)
+			break;
+	ck_assert_ptr_nonnull(op);
+	randombytes_buf(seed, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(seed, &fake), 0);
+	memset(&a, 0, sizeof(a));
+	a.type = FERRY_MSG_DHT_RECEIPT;
+	a.flags = DHTMSG_F_ROUTED;
+	a.req_id = op->req_id;
+	a.key = op->key;
+	a.requester = nodes[l].id;
+	dhtkey_from_peer(&fake->id, &a.responder);
+	dhtmsg_receipt_sign(fake, &op->key, op->put_hash, 1800000000,
+	    &a.receipt);
+	buf_init(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
+	dht_receive(nodes[l].dht, &nodes[via].id, a.type, buf_head(&out),
+	    buf_size(&out));
+	buf_done(&out);
+	identity_free(fake);
+}
+
+/*
+ * A receipt counts only from a storer the requester can vouch for: one
+ * that sent it over its own link, one it is linked to or has in its
+ * table (entries come from links), or one a link to comes up before the
+ * PUT ends. In a star whose links are frozen, leaf l puts a block whose
+ * key is closest to leaf s: the hub passes the PUT to s, which stores
+ * it and has the hub store it too. The hub's receipt comes over its own
+ * link and counts; s's comes back through the hub, from a peer l does
+ * not know, and is held, as is one signed by an identity made up on the
+ * way. The PUT ends when l links to s; the made-up one never counts
+ * (dht.receipts_implausible).
+ */
+START_TEST(test_receipt_plausible)
+{
+	struct dhtkey key, w[1];
+	uint8_t data[300];
+	struct outcome o;
+	int l = 1, s;
+
+	net_start(8);
+	for (int i = 1; i < n_nodes; i++)
+		make_link(i, 0);
+	links_frozen = true;
+	run_ms(5000);
+	do {
+		randombytes_buf(data, sizeof(data));
+		dhtkey_of_block(data, sizeof(data), &key);
+		true_closest(&key, w, 1);
+		s = node_of(&w[0]);
+	} while (s == 0 || s == l ||
+	    dhtkey_closer(&key, &nodes[0].id, &nodes[l].id) > 0);
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_put(nodes[l].dht, data, sizeof(data), 1800000000,
+	                     2, on_done, &o, &key),
+	    0);
+	receipt_made_up(l, 0);
+	run_ms(300);
+	ck_assert_msg(!o.done, "PUT ended with %d", o.status);
+	ck_assert_uint_eq(stat(l, "receipts_in"), 1);
+	ck_assert_ptr_nonnull(store_find(&nodes[s], &key));
+	ck_assert_ptr_nonnull(store_find(&nodes[0], &key));
+	links_frozen = false;
+	make_link(l, s);
+	run_ms(1);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 2);
+	ck_assert(dhtkey_equal(&o.storers[0], &nodes[0].id));
+	ck_assert(dhtkey_equal(&o.storers[1], &nodes[s].id));
+	ck_assert_uint_eq(stat(l, "receipts_implausible"), 1);
+	ck_assert_uint_eq(stat(l, "receipts_bad"), 0);
+	net_free();
+}
+END_TEST
+
+/* A PUT whose first hop's queue is full (the send fails) goes through
+ * the next closest neighbour at once: the FAIL (no route) it gives
+ * itself ends that attempt, it is no storing peer's refusal. */
+START_TEST(test_first_hop_full)
+{
+	uint8_t data[400];
+	struct dhtkey key, w[1];
+	struct outcome o;
+	uint64_t t0;
+	int r = 3;
+
+	net_start(16);
+	net_join();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 1);
+	full_to = node_of(&w[0]);
+	full_left = 1;
+	t0 = now_us;
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_put(nodes[r].dht, data, sizeof(data), 1800000000,
+	                     0, on_done, &o, &key),
+	    0);
+	while (!o.done && now_us - t0 < 15000000)
+		run_ms(1);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_eq(full_left, 0);
+	ck_assert_uint_eq(stat(r, "retries"), 1);
+	ck_assert_uint_le(now_us - t0, 20000);
+	net_free();
+}
+END_TEST
+
 /* A storing node takes at most ORIGIN_QUOTA bytes from one signer: a
- * second block over it is refused by every storer, a block held already
- * costs nothing more. */
+ * second block over it is refused by every storer, and the PUT says
+ * why (-EDQUOT), a block held already costs nothing more. */
 START_TEST(test_origin_quota)
 {
 	uint8_t a[3000], b[3000];
@@ -799,7 +1203,8 @@ START_TEST(test_origin_quota)
 	put_block(1, a, sizeof(a), 8, &ka, &o);
 	ck_assert_int_eq(o.status, 0);
 	put_block(1, b, sizeof(b), 8, &kb, &o);
-	ck_assert_int_eq(o.status, -EIO);
+	ck_assert_int_eq(o.status, -EDQUOT);
+	ck_assert_uint_eq(o.receipts, 0);
 	for (int i = 0; i < n_nodes; i++)
 		refused += stat(i, "origin_refused");
 	ck_assert_uint_eq(refused, 8);
@@ -807,6 +1212,128 @@ START_TEST(test_origin_quota)
 	ck_assert_int_eq(dht_put(nodes[1].dht, a, sizeof(a), 1000, 0, on_done,
 	                     &o, &ka),
 	    -EINVAL);
+	net_free();
+}
+END_TEST
+
+/* Runs the network 1 ms at a time until a periodic tick has just
+ * happened: what waits for the next one then waits 100 ms. */
+static void
+run_past_tick(void)
+{
+	do
+		run_ms(1);
+	while (now_us - last_tick_us >= 1000);
+}
+
+/* Runs the network 50 us (one event) at a time until o is done; the
+ * time that took. */
+static uint64_t
+time_to_done(struct outcome *o)
+{
+	uint64_t t0 = now_us;
+
+	for (int i = 0; i < 300000 && !o->done; i++)
+		run_until(now_us + 50);
+	ck_assert(o->done);
+	return now_us - t0;
+}
+
+/*
+ * Requests a node answers itself, in the call that starts them, are
+ * answered as soon as the call has returned, not at the next tick: a
+ * FIND of a node's own id (nobody is closer to it), and a GET and a FIND
+ * on a node with no link (no route, not found).
+ */
+START_TEST(test_local_answer_at_once)
+{
+	struct outcome o;
+	struct dhtkey key;
+	uint64_t took;
+
+	net_start(8);
+	net_join();
+	for (int i = 0; i < n_nodes; i++) {
+		run_past_tick();
+		memset(&o, 0, sizeof(o));
+		ck_assert_int_eq(dht_find(nodes[i].dht, &nodes[i].id, 4,
+		                     on_done, &o),
+		    0);
+		ck_assert(!o.done);
+		took = time_to_done(&o);
+		ck_assert_msg(took <= 1000, "FIND of its own id by %d: %llu us",
+		    i, (unsigned long long)took);
+		ck_assert_int_eq(o.status, 0);
+		ck_assert_uint_eq(o.n_nodes, 4);
+		ck_assert(dhtkey_equal(&o.nodes[0], &nodes[i].id));
+	}
+	net_free();
+	net_start(1);
+	randombytes_buf(key.b, sizeof(key.b));
+	run_past_tick();
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert(!o.done);
+	took = time_to_done(&o);
+	ck_assert_int_eq(o.status, -ENOENT);
+	ck_assert_uint_le(took, 1000);
+	run_past_tick();
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_find(nodes[0].dht, &key, 4, on_done, &o), 0);
+	took = time_to_done(&o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.n_nodes, 1);
+	ck_assert_uint_le(took, 1000);
+	net_free();
+}
+END_TEST
+
+/* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
+ * seen last: one more makes the least recently seen forgotten, the most
+ * recently seen kept. */
+START_TEST(test_limit_tables_bounded)
+{
+	uint8_t pk[FERRY_PUBKEY_LEN];
+	struct dhtkey peer;
+	struct dht_cfg cfg;
+	struct dht *d;
+
+	net_start(1);
+	d = nodes[0].dht;
+	cfg = *dht_config(d);
+	cfg.origin_quota = 100;
+	cfg.request_rate = 1;
+	ck_assert_int_eq(dht_set_cfg(d, &cfg), 0);
+	memset(pk, 0, sizeof(pk));
+	memset(&peer, 0, sizeof(peer));
+	ck_assert(dht_origin_charge(d, pk, 100));
+	ck_assert(!dht_origin_charge(d, pk, 1));
+	for (int i = 0; i < 2; i++)
+		ck_assert(dht_limit_take(d, &peer) == DHT_LIMIT_TAKEN);
+	ck_assert(dht_limit_take(d, &peer) != DHT_LIMIT_TAKEN);
+	for (unsigned i = 1; i < DHT_LIMIT_PEERS; i++) {
+		pk[0] = (uint8_t)(i >> 8);
+		pk[1] = (uint8_t)i;
+		peer.b[0] = pk[0];
+		peer.b[1] = pk[1];
+		ck_assert(dht_origin_charge(d, pk, 1));
+		ck_assert(dht_limit_take(d, &peer) == DHT_LIMIT_TAKEN);
+	}
+	/* Full: the first ones are still known. */
+	memset(pk, 0, sizeof(pk));
+	memset(&peer, 0, sizeof(peer));
+	ck_assert(!dht_origin_charge(d, pk, 1));
+	ck_assert(dht_limit_take(d, &peer) != DHT_LIMIT_TAKEN);
+	/* One more pushes out the least recently seen, key 1, not key 0,
+	 * just used. */
+	pk[0] = peer.b[0] = 0xff;
+	ck_assert(dht_origin_charge(d, pk, 100));
+	ck_assert(dht_limit_take(d, &peer) == DHT_LIMIT_TAKEN);
+	pk[0] = peer.b[0] = 0;
+	ck_assert(!dht_origin_charge(d, pk, 1));
+	ck_assert(dht_limit_take(d, &peer) != DHT_LIMIT_TAKEN);
+	pk[1] = peer.b[1] = 1;
+	ck_assert(dht_origin_charge(d, pk, 100));
 	net_free();
 }
 END_TEST
@@ -892,7 +1419,15 @@ test_suite(void)
 	tcase_add_test(tc, test_absent_and_lost_holder);
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
+	tcase_add_test(tc, test_lying_not_found);
+	tcase_add_test(tc, test_over_rate_fails);
+	tcase_add_test(tc, test_over_rate_elsewhere);
+	tcase_add_test(tc, test_lost_answers_retried);
+	tcase_add_test(tc, test_receipt_plausible);
+	tcase_add_test(tc, test_first_hop_full);
 	tcase_add_test(tc, test_origin_quota);
+	tcase_add_test(tc, test_limit_tables_bounded);
+	tcase_add_test(tc, test_local_answer_at_once);
 	tcase_add_test(tc, test_join_one_by_one);
 	suite_add_tcase(s, tc);
 	return s;

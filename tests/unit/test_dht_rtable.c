@@ -180,6 +180,69 @@ START_TEST(test_closest_matches_brute_force)
 }
 END_TEST
 
+/* A filter that takes about one entry in four, by the id's last byte. */
+static bool
+quarter(void *cls, const struct rtable_entry *e)
+{
+	(void)cls;
+	return e->id.b[DHTKEY_LEN - 1] % 4 == 0;
+}
+
+/* rtable_closest_match, which walks buckets by distance and sorts
+ * nothing, finds what a sort of the whole table finds: the closest
+ * matching entry, and among those closer than self only when asked. */
+START_TEST(test_closest_match_brute_force)
+{
+	struct rtable *rt = rtable_new(&self, 8, 0);
+	static struct collect all;
+	const struct rtable_entry *want, *got;
+
+	for (int i = 0; i < 2000; i++) {
+		struct dhtkey k;
+
+		randombytes_buf(k.b, sizeof(k.b));
+		(void)rtable_seen(rt, &k, 0, 1);
+	}
+	/* And the deep buckets, which random ids do not reach. */
+	for (unsigned p = 0; p < 48; p++)
+		for (int i = 0; i < 3; i++) {
+			struct dhtkey k = in_bucket(p);
+
+			(void)rtable_seen(rt, &k, 0, 1);
+		}
+	all.n = 0;
+	rtable_foreach(rt, collect_one, &all);
+	for (int round = 0; round < 400; round++) {
+		bool closer_only = round % 2 == 1;
+		rtable_match_fn *match = round % 4 < 2 ? NULL : quarter;
+
+		/* Targets far from self, near it, and self itself. */
+		if (round % 8 < 3)
+			randombytes_buf(sort_target.b, sizeof(sort_target.b));
+		else if (round % 8 < 7)
+			sort_target = in_bucket((unsigned)(round * 7) % 60);
+		else
+			sort_target = self;
+		qsort(all.e, all.n, sizeof(all.e[0]), by_distance);
+		want = NULL;
+		for (size_t i = 0; i < all.n && want == NULL; i++) {
+			bool farther = dhtkey_closer(&sort_target,
+			                   &all.e[i]->id, &self) >= 0;
+
+			if (closer_only && farther)
+				break;
+			if (match == NULL || match(NULL, all.e[i]))
+				want = all.e[i];
+		}
+		got = rtable_closest_match(rt, &sort_target, closer_only, match,
+		    NULL);
+		ck_assert_msg(got == want, "round %d: %p, brute force %p",
+		    round, (const void *)got, (const void *)want);
+	}
+	rtable_free(rt);
+}
+END_TEST
+
 START_TEST(test_stale_buckets)
 {
 	struct rtable *rt = rtable_new(&self, 4, 0);
@@ -271,6 +334,7 @@ test_suite(void)
 	tcase_add_test(tc, test_full_bucket_and_replacement);
 	tcase_add_test(tc, test_network_bound);
 	tcase_add_test(tc, test_closest_matches_brute_force);
+	tcase_add_test(tc, test_closest_match_brute_force);
 	tcase_add_test(tc, test_stale_buckets);
 	tcase_add_test(tc, test_file_form);
 	suite_add_tcase(s, tc);

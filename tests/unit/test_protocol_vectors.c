@@ -243,6 +243,13 @@ static const struct vector vectors[] = {
 	    "c283f1426f7c9914804b9b24ecd0fa4110ed1a3972e35904"
 	    "362c040d",
 	    false },
+	{ "dht_fail_rate_b",
+	    "010000000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
+	    "00cb8455508ebcfb9923ba580004",
+	    false },
 	{ "tcp_welcome_a",
 	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
 	    "2fc03a882dcd9804dbc0d03a119491e54ba0c933",
@@ -750,15 +757,16 @@ END_TEST
 
 /*
  * A's PUT of the 5-byte block "ferry" to 3 peers until 1800000000,
- * routed with 20 hops to go, without HELOs; and B's receipt for it,
- * sent straight to A.
+ * routed with 20 hops to go, without HELOs; B's receipt for it, sent
+ * straight to A; and the FAIL B sends instead when A is over its
+ * REQUEST_RATE there.
  */
 START_TEST(test_dht_put_receipt)
 {
 	static const uint8_t block[] = { 'f', 'e', 'r', 'r', 'y' };
 	uint8_t hash[DHTMSG_HASH_LEN];
 	struct dhtmsg_req put, back;
-	struct dhtmsg_ans rcpt;
+	struct dhtmsg_ans rcpt, fail;
 	struct buf out;
 
 	memset(&put, 0, sizeof(put));
@@ -795,6 +803,17 @@ START_TEST(test_dht_put_receipt)
 	ck_assert_int_eq(dhtmsg_receipt_verify(&rcpt.key, &rcpt.responder,
 	                     hash, &rcpt.receipt),
 	    0);
+	/* B over its REQUEST_RATE for A: FAIL 4, straight to A. */
+	memset(&fail, 0, sizeof(fail));
+	fail.type = FERRY_MSG_DHT_FAIL;
+	fail.req_id = put.req_id;
+	fail.key = put.key;
+	fail.requester = put.requester;
+	fail.responder = rcpt.responder;
+	fail.code = DHTMSG_RATE;
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&fail, &out), 0);
+	check_vector("dht_fail_rate_b", buf_head(&out), buf_size(&out));
 	buf_done(&out);
 }
 END_TEST

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The token bucket (src/lib/ratelimit.c): burst, refill rate, cap, and
- * a clock that goes backwards. */
+ * a clock that goes backwards; the bucket of log lines that says how
+ * many it held back. */
+#include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <check.h>
 
@@ -97,6 +100,50 @@ START_TEST(test_zero_rate)
 }
 END_TEST
 
+/* ratelog_vformat() through a variadic call. */
+static bool fmt_line(struct ratelog *rl, uint64_t now, char *buf, size_t size,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static bool
+fmt_line(struct ratelog *rl, uint64_t now, char *buf, size_t size,
+    const char *fmt, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = ratelog_vformat(rl, now, buf, size, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+START_TEST(test_ratelog_counts_held_back)
+{
+	struct ratelog rl;
+	char line[64];
+
+	ratelog_init(&rl, 1.0, 2.0);
+	ck_assert(fmt_line(&rl, T0, line, sizeof(line), "a %d", 1));
+	ck_assert_str_eq(line, "a 1");
+	ck_assert(fmt_line(&rl, T0, line, sizeof(line), "a %d", 2));
+	strcpy(line, "untouched");
+	for (int i = 0; i < 4; i++)
+		ck_assert(!fmt_line(&rl, T0, line, sizeof(line), "a %d", 3));
+	ck_assert_str_eq(line, "untouched");
+	ck_assert_uint_eq(rl.held, 4);
+	ck_assert(fmt_line(&rl, T0 + 1000000, line, sizeof(line), "b"));
+	ck_assert_str_eq(line, "b (4 more such lines suppressed)");
+	ck_assert_uint_eq(rl.held, 0);
+	ck_assert(fmt_line(&rl, T0 + 2000000, line, sizeof(line), "c"));
+	ck_assert_str_eq(line, "c");
+	/* Cut to fit, and still counted as let through. */
+	ck_assert(!fmt_line(&rl, T0 + 2000000, line, sizeof(line), "d"));
+	ck_assert(fmt_line(&rl, T0 + 3000000, line, 8, "%s", "0123456789"));
+	ck_assert_str_eq(line, "0123456");
+	ck_assert_uint_eq(rl.held, 0);
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -109,6 +156,7 @@ test_suite(void)
 	tcase_add_test(tc, test_weights);
 	tcase_add_test(tc, test_clock_backwards);
 	tcase_add_test(tc, test_zero_rate);
+	tcase_add_test(tc, test_ratelog_counts_held_back);
 	suite_add_tcase(s, tc);
 	return s;
 }

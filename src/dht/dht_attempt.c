@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The attempts of our own requests, dht layer (their order is listed at
+ * struct dht_op in dht_int.h): an answer lost on the way, or a hop that
+ * went silent, costs an attempt's time, a few round trips, rather than
+ * the whole REQUEST_TIMEOUT, which stays the bound on the request.
+ * Answers are unreliable messages of the core: each attempt goes under a
+ * request id of its own and through another neighbour, so that it takes
+ * another path as far as it can; its time is DHT_ATTEMPT_RTTS smoothed
+ * round trips to that neighbour (the env's srtt_us), or what requests of
+ * its type have been taking, whichever is longer, and never less than
+ * DHT_ATTEMPT_MIN_US. Everything here runs on the env's clock.
+ */
+#include "dht/dht_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lib/map.h"
+
+/* An attempt waits this many round trips to its neighbour (its hops
+ * and the answer's way back), or the mean time its kind of request takes
+ * and this many mean deviations (as TCP's RTO), and never less than the
+ * minimum: a storing peer's disk sync under load. */
+#define DHT_ATTEMPT_RTTS   8
+#define DHT_ATTEMPT_DEVS   4
+#define DHT_ATTEMPT_MIN_US (50u * 1000)
+
+static struct dht_rtt *
+dht_rtt_of(struct dht *d, uint16_t type)
+{
+	return &d->rtt[type - FERRY_MSG_DHT_PUT];
+}
+
+void
+dht_attempt_sample(struct dht *d, const struct dht_op *op)
+{
+	struct dht_rtt *e = dht_rtt_of(d, op->type);
+	uint64_t s = dht_now(d) - op->started_us, dev;
+
+	/* An answer after an attempt that gave up may answer either. */
+	if (op->attempts != 1)
+		return;
+	if (s == 0)
+		s = 1;
+	if (e->srtt_us == 0) {
+		e->srtt_us = s;
+		e->rttvar_us = s / 2;
+		return;
+	}
+	dev = s > e->srtt_us ? s - e->srtt_us : e->srtt_us - s;
+	e->rttvar_us = (3 * e->rttvar_us + dev) / 4;
+	e->srtt_us = (7 * e->srtt_us + s) / 8;
+	if (e->srtt_us == 0)
+		e->srtt_us = 1;
+}
+
+/* How long an attempt of op sent through hop (NULL: to several peers, or
+ * placed here) is given before the next starts. */
+static uint64_t
+dht_attempt_timeout(struct dht *d, const struct dht_op *op,
+    const struct dhtkey *hop)
+{
+	const struct dht_rtt *e = dht_rtt_of(d, op->type);
+	struct dhtkey near;
+	uint64_t t = 0, est;
+
+	/* Sent to the peers around the key: the round trip to the closest
+	 * of them stands for theirs. */
+	if (hop == NULL && dht_next_hop(d, &op->key, NULL, 0, true, &near) == 0)
+		hop = &near;
+	if (hop != NULL && d->env.srtt_us != NULL)
+		t = DHT_ATTEMPT_RTTS * d->env.srtt_us(d->env.cls, hop);
+	est = e->srtt_us + DHT_ATTEMPT_DEVS * e->rttvar_us;
+	if (e->srtt_us > 0 && est > t)
+		t = est;
+	/* Nothing measured yet: the attempts share the request's time. */
+	if (t == 0)
+		t = d->cfg.timeout_us / DHT_ATTEMPTS_MAX;
+	return t > DHT_ATTEMPT_MIN_US ? t : DHT_ATTEMPT_MIN_US;
+}
+
+int
+dht_attempt_of(const struct dht_op *op, uint64_t req_id)
+{
+	for (unsigned i = 0; i < op->attempts; i++)
+		if (op->ids[i] == req_id)
+			return (int)i;
+	return -1;
+}
+
+/* A new attempt of op under a fresh request id, the latest: its index,
+ * or -1 (none left, or no memory). */
+static int
+dht_attempt_add(struct dht *d, struct dht_op *op)
+{
+	unsigned i = op->attempts;
+
+	if (i == DHT_ATTEMPTS_MAX)
+		return -1;
+	do
+		randombytes_buf(&op->ids[i], sizeof(op->ids[i]));
+	while (dht_op_find(d, op->ids[i]) != NULL);
+	if (map_put(d->op_by_id, &op->ids[i], sizeof(op->ids[i]), op) < 0)
+		return -1;
+	op->attempts++;
+	op->req_id = op->ids[i];
+	op->waiting[i] = 0;
+	op->has_hop[i] = false;
+	return (int)i;
+}
+
+/* Takes back the latest attempt, which could not be sent. */
+static void
+dht_attempt_drop(struct dht *d, struct dht_op *op)
+{
+	unsigned i = --op->attempts;
+
+	(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));
+	op->req_id = i > 0 ? op->ids[i - 1] : 0;
+}
+
+/* The answers one attempt of op may bring: a PUT's storing peers'. */
+static unsigned
+dht_attempt_answers(const struct dht_op *op)
+{
+	return op->type == FERRY_MSG_DHT_PUT ? op->replication : 1;
+}
+
+static void
+dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
+{
+	unsigned i = op->attempts - 1;
+	uint64_t t =
+	    dht_attempt_timeout(d, op, op->has_hop[i] ? &op->hop[i] : NULL);
+
+	op->attempt_deadline_us = dht_now(d) + t;
+	if (op->attempt_deadline_us > op->deadline_us)
+		op->attempt_deadline_us = op->deadline_us;
+}
+
+/* Routes req as anyone's, we its first hop (which dht_forward records
+ * in op's latest attempt). */
+static void
+dht_attempt_route_here(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
+{
+	struct dht_op *was = d->starting;
+
+	op->waiting[op->attempts - 1] = dht_attempt_answers(op);
+	d->starting = op;
+	dht_route_request(d, NULL, req);
+	d->starting = was;
+}
+
+static bool dht_attempt_ask(struct dht *d, struct dht_op *op,
+    const struct dhtkey *bad);
+
+void
+dht_attempt_first(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
+{
+	uint8_t helo[DHTMSG_HELO_MAX];
+
+	if (dht_attempt_add(d, op) < 0)
+		return;
+	req->req_id = op->req_id;
+	req->key = op->key;
+	req->requester = d->self;
+	req->hops_left = (uint8_t)d->cfg.hops_max;
+	req->helo_len = d->env.own_helo(d->env.cls, helo, sizeof(helo));
+	req->helo = helo;
+	/* Kept, to be sent again by the attempts after this one. */
+	if (dhtmsg_req_encode(req, &op->msg) < 0) {
+		dht_attempt_drop(d, op);
+		return;
+	}
+	/* dht_get_wide(): the holders directly, at once; routed as any
+	 * request when none is known. */
+	if (op->wide) {
+		dht_attempt_drop(d, op);
+		if (dht_attempt_ask(d, op, NULL)) {
+			dht_attempt_set_deadline(d, op);
+			return;
+		}
+		if (dht_attempt_add(d, op) < 0)
+			return;
+		req->req_id = op->req_id;
+	}
+	dht_attempt_route_here(d, op, req);
+	dht_attempt_set_deadline(d, op);
+}
+
+/* The first attempt's request again, under the latest attempt's id. */
+static int
+dht_attempt_request(const struct dht_op *op, struct dhtmsg_req *ret)
+{
+	int r = dhtmsg_req_decode(op->type, buf_head(&op->msg),
+	    buf_size(&op->msg), ret);
+
+	if (r == 0)
+		ret->req_id = op->req_id;
+	return r;
+}
+
+/* ROUTED again: through the neighbour closest to the key that no
+ * attempt went through yet, farther from it than we are if need be (we
+ * may be next to the key, with one neighbour closer still). */
+static bool
+dht_attempt_route(struct dht *d, struct dht_op *op)
+{
+	struct dhtkey avoid[DHT_ATTEMPTS_MAX], next;
+	struct dhtmsg_req req;
+	size_t n = 0;
+	struct buf out;
+	int i, r;
+
+	for (unsigned j = 0; j < op->attempts; j++)
+		if (op->has_hop[j])
+			avoid[n++] = op->hop[j];
+	if (dht_next_hop(d, &op->key, avoid, n, false, &next) < 0 &&
+	    dht_next_hop(d, &op->key, avoid, n, true, &next) < 0)
+		return false;
+	i = dht_attempt_add(d, op);
+	if (i < 0)
+		return false;
+	buf_init(&out);
+	r = dht_attempt_request(op, &req);
+	if (r == 0) {
+		/* As dht_forward passes it on: we were its first hop. */
+		req.hops_left--;
+		req.hops = 1;
+		r = dhtmsg_req_encode(&req, &out);
+	}
+	if (r == 0)
+		r = d->env.send(d->env.cls, &next, req.type, buf_head(&out),
+		    buf_size(&out));
+	buf_done(&out);
+	if (r < 0) {
+		dht_attempt_drop(d, op);
+		return false;
+	}
+	(*d->c.forwarded)++;
+	(void)pathcache_add(d->paths, &d->self, op->req_id, NULL, dht_now(d));
+	op->hop[i] = next;
+	op->has_hop[i] = true;
+	op->waiting[i] = dht_attempt_answers(op);
+	return true;
+}
+
+/* A PUT that ended here (we knew no peer closer to its key): placed
+ * again, through a hop if one has come up since. */
+static bool
+dht_attempt_place_again(struct dht *d, struct dht_op *op)
+{
+	struct dhtmsg_req req;
+
+	if (dht_attempt_add(d, op) < 0)
+		return false;
+	if (dht_attempt_request(op, &req) < 0) {
+		dht_attempt_drop(d, op);
+		return false;
+	}
+	dht_attempt_route_here(d, op, &req);
+	return true;
+}
+
+/* ASKED: a GET sent to the peers closest to its key that we know, each
+ * directly and with no hop left, but bad. It may have ended at a peer
+ * that lied, or that does not know the holders, or a hop on the way
+ * went silent. */
+static bool
+dht_attempt_ask(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
+{
+	struct dhtkey ids[DHTMSG_REPL_MAX + 2];
+	uint8_t helo[DHTMSG_HELO_MAX];
+	unsigned asked = 0;
+	struct dhtmsg_req req;
+	struct buf out;
+	size_t n;
+	int i = dht_attempt_add(d, op);
+
+	if (i < 0)
+		return false;
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_GET;
+	req.req_id = op->req_id;
+	req.key = op->key;
+	req.requester = d->self;
+	req.helo_len = d->env.own_helo(d->env.cls, helo, sizeof(helo));
+	req.helo = helo;
+	n = dht_closest_with_self(d, &op->key, d->cfg.replication + 2, ids);
+	buf_init(&out);
+	if (dhtmsg_req_encode(&req, &out) == 0)
+		for (size_t j = 0; j < n; j++) {
+			if ((bad != NULL && dhtkey_equal(&ids[j], bad)) ||
+			    dhtkey_equal(&ids[j], &d->self) ||
+			    d->env.send(d->env.cls, &ids[j], req.type,
+			        buf_head(&out), buf_size(&out)) < 0)
+				continue;
+			asked++;
+		}
+	buf_done(&out);
+	if (asked == 0) {
+		dht_attempt_drop(d, op);
+		return false;
+	}
+	(void)pathcache_add(d->paths, &d->self, op->req_id, NULL, dht_now(d));
+	op->asked_at = (unsigned)i + 1;
+	op->waiting[i] = asked;
+	return true;
+}
+
+bool
+dht_attempt_next(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
+{
+	bool sent;
+
+	if (op->attempts == DHT_ATTEMPTS_MAX)
+		return false;
+	if (op->type == FERRY_MSG_DHT_GET && op->asked_at == 0 &&
+	    dht_attempt_ask(d, op, bad))
+		sent = true;
+	else if (op->type == FERRY_MSG_DHT_PUT && !op->has_hop[0])
+		sent = dht_attempt_place_again(d, op);
+	else
+		sent = dht_attempt_route(d, op);
+	if (!sent)
+		return false;
+	(*d->c.retries)++;
+	dht_attempt_set_deadline(d, op);
+	return true;
+}
+
+void
+dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
+    const struct dhtkey *bad)
+{
+	unsigned left = 0;
+
+	op->waiting[i] = n == 0 || n >= op->waiting[i] ? 0 : op->waiting[i] - n;
+	for (unsigned j = 0; j < op->attempts; j++)
+		left += op->waiting[j];
+	if (left > 0 || dht_attempt_next(d, op, bad))
+		return;
+	dht_op_fail(d, op);
+}
+
+void
+dht_attempts_tick(struct dht *d)
+{
+	uint64_t now = dht_now(d);
+	struct dht_op *op, *next;
+
+	for (op = TAILQ_FIRST(&d->ops); op != NULL; op = next) {
+		next = TAILQ_NEXT(op, link);
+		if (buf_size(&op->later) > 0) {
+			/* May finish op, and start others (at the tail). */
+			dht_answer_later(d, op);
+			next = TAILQ_FIRST(&d->ops);
+			continue;
+		}
+		if (now >= op->deadline_us) {
+			(*d->c.timeouts)++;
+			dht_op_fail(d, op);
+			next = TAILQ_FIRST(&d->ops);
+			continue;
+		}
+		/* The latest attempt gave up: the next, or, with none
+		 * left, the answers of those sent until the deadline. */
+		if (now >= op->attempt_deadline_us &&
+		    !dht_attempt_next(d, op, NULL))
+			op->attempt_deadline_us = op->deadline_us;
+	}
+}
