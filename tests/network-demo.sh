@@ -11,7 +11,9 @@
 # every other, a round trip through the stack (`ferry ping`), a 1 MB
 # transfer checked byte for byte, a block stored in the DHT from one node
 # and fetched, checked, on another (`ferry dht put` / `get`, with the
-# storing nodes' signed receipts), what the counters say happened, and
+# storing nodes' signed receipts), a file stored from one node as
+# encrypted chunks under a manifest and fetched by its URI, checked, on
+# another (`ferry put` / `ferry get`), what the counters say happened, and
 # stops them all cleanly (also on Ctrl-C or an error).
 #
 # The demo is a list of steps (DEMO_STEPS below); each is a function
@@ -33,7 +35,7 @@ NODES=3
 DO_BUILD=1
 HOLD=0
 KEEP=0
-DEMO_STEPS=(start status peers messages ping bulk dht stats stop)
+DEMO_STEPS=(start status peers messages ping bulk dht files stats stop)
 APP_TYPE=4242
 
 WORK=
@@ -377,6 +379,30 @@ step_dht() {
     printf 'key             %s\nsha256 stored   %s\nsha256 fetched  %s\n' "$key" \
         "$(sha256sum <"$src" | cut -c1-64)" "$(sha256sum <"$dst" | cut -c1-64)"
     node_cli "$NODES" dht status
+}
+
+step_files() {
+    say "A 3 MB file put from node 1, got by its URI on node $NODES"
+    local src dst uri t0 t1 t2
+    src=$WORK/file.in
+    dst=$WORK/file.out
+    head -c 3000000 /dev/urandom >"$src"
+    t0=$(date +%s%N)
+    node_cli 1 put --json "$src" >"$WORK/put.json" || die "ferry put failed"
+    t1=$(date +%s%N)
+    tail -n 1 "$WORK/put.json" | sed 's/^/  /'
+    uri=$(tail -n 1 "$WORK/put.json" | sed -n 's/.*"uri":"\([^"]*\)".*/\1/p')
+    [ -n "$uri" ] || die "ferry put printed no URI"
+    node_cli "$NODES" get "$uri" -o "$dst" || die "ferry get failed"
+    t2=$(date +%s%N)
+    [ ! -e "$dst.part" ] || die "ferry get left $dst.part behind"
+    cmp -s "$src" "$dst" || die "the file came back damaged"
+    printf 'uri             %s\nsha256 put      %s\nsha256 got      %s\n' "$uri" \
+        "$(sha256sum <"$src" | cut -c1-64)" "$(sha256sum <"$dst" | cut -c1-64)"
+    printf 'put in %d ms, got in %d ms\n' $(((t1 - t0) / 1000000)) \
+        $(((t2 - t1) / 1000000))
+    node_cli 1 stats storage. | grep -E '^storage\.(puts_done|blocks_put|bytes_put) '
+    node_cli "$NODES" stats storage. | grep -E '^storage\.(gets_done|blocks_got|bytes_got|hedges) '
 }
 
 step_stats() {

@@ -215,6 +215,94 @@ void ferry_dht_key_format(const struct ferry_dht_key *key,
  * key of the same bits). 0, or -EINVAL. */
 int ferry_dht_key_parse(const char *s, struct ferry_dht_key *ret);
 
+/*
+ * Files (ferry-client(7), "Files"): a file put into the DHT as sealed
+ * chunks under a manifest, named by a URI "ferry:f1....", got back from
+ * it anywhere. The daemon never opens a path: these calls hand it an
+ * open descriptor. They wait as long as the transfer runs, and fail with
+ * -ETIMEDOUT only when the daemon says nothing (not even progress) for
+ * the client's timeout. Besides the errors above: -ENOTCONN the daemon
+ * runs no DHT; -ECONNRESET it went away (the transfer is resumable:
+ * call again with the same file); -ECANCELED cancelled. After a
+ * failure ferry_last_error() says why in a sentence.
+ */
+#define FERRY_FILE_URI_MAX 256 /* room for a URI and its NUL */
+
+struct ferry_file_progress {
+	uint64_t id;           /* the transfer */
+	uint64_t bytes_done;   /* file bytes done */
+	uint64_t bytes_total;  /* the file's size */
+	uint64_t blocks_done;  /* chunks and manifest nodes */
+	uint64_t blocks_total; /* as far as known yet */
+	uint64_t rate;         /* bytes a second, lately */
+	uint32_t in_flight;    /* blocks asked of the DHT now */
+	uint32_t window;       /* the most it may have in flight now */
+	uint32_t peers;        /* storing peers seen (put) */
+};
+typedef void ferry_file_progress_fn(void *cls,
+    const struct ferry_file_progress *p);
+
+struct ferry_file_result {
+	uint64_t id;                  /* the transfer */
+	uint64_t size;                /* the file's bytes */
+	uint64_t blocks_sent;         /* put: blocks put now */
+	uint64_t blocks_skipped;      /* done by an interrupted run */
+	uint8_t xxh128[16];           /* XXH128 of the file, checked */
+	char uri[FERRY_FILE_URI_MAX]; /* the file's URI */
+};
+
+/*
+ * Puts the file open for reading at fd (not closed; the daemon gets its
+ * own copy) into the DHT. label names it in ferry_transfers() (may be
+ * NULL; it never leaves this machine). replication 0: the daemon's.
+ * fn (may be NULL) is called with progress every progress_ms (0: never).
+ * 0 with *ret filled (its uri names the file). -EINVAL: not a regular
+ * file, not readable; -ESTALE: the file changed while it was put.
+ */
+int ferry_file_put(struct ferry_client *client, int fd, const char *label,
+    unsigned replication, uint32_t progress_ms, ferry_file_progress_fn *fn,
+    void *cls, struct ferry_file_result *ret);
+/*
+ * Gets the file of uri into fd, a regular file open for reading and
+ * writing (O_RDWR, not O_APPEND; the caller's "NAME.part", which it
+ * renames once this returns 0: the daemon has then written, synced and
+ * checked every byte against the file's XXH128). Called again into the
+ * same file after a failure, it skips what was written. -EINVAL: a
+ * malformed URI; -ENOENT: a block no peer holds; -EBADMSG: the file does
+ * not match its checksum (then the file is damaged: remove it);
+ * -ENOSPC: the disk is full.
+ */
+int ferry_file_get(struct ferry_client *client, const char *uri, int fd,
+    uint32_t progress_ms, ferry_file_progress_fn *fn, void *cls,
+    struct ferry_file_result *ret);
+
+#define FERRY_TRANSFER_PUT       1
+#define FERRY_TRANSFER_GET       2
+#define FERRY_TRANSFER_RUNNING   1
+#define FERRY_TRANSFER_RESUMABLE 2
+
+struct ferry_transfer {
+	uint64_t id;
+	uint8_t kind;         /* FERRY_TRANSFER_PUT or _GET */
+	uint8_t state;        /* FERRY_TRANSFER_RUNNING or _RESUMABLE */
+	uint32_t uid;         /* whose */
+	uint64_t bytes_done;
+	uint64_t bytes_total;
+	uint64_t updated;     /* s since the epoch */
+	char *label;          /* put: its label; get: the URI */
+};
+/* The transfers of this user (every user's for an admin), running and
+ * resumable. Free with ferry_transfers_free(). */
+int ferry_transfers(struct ferry_client *client, struct ferry_transfer **ret,
+    size_t *ret_n);
+void ferry_transfers_free(struct ferry_transfer *t, size_t n);
+/* Stops a transfer and forgets what it did. -ENOENT: none of this
+ * user's has that id. */
+int ferry_transfer_cancel(struct ferry_client *client, uint64_t id);
+
+/* The sentence the daemon gave with the last failed request, or "". */
+const char *ferry_last_error(const struct ferry_client *client);
+
 /* Printable peer ids (Crockford base32, FERRY_PEER_ID_STRLEN chars). */
 void ferry_peer_id_to_string(const struct ferry_peer_id *id,
     char buf[FERRY_PEER_ID_STRLEN + 1]);

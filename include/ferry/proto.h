@@ -195,6 +195,14 @@ struct ferry_peer_id {
 #define FERRY_C_DHT_NODE	0x0016	/* see FERRY_C_DHT_NODE_SIZE */
 #define FERRY_C_DHT_STATUS_REQ	0x0017	/* u32 req_id */
 #define FERRY_C_DHT_STATUS	0x0018	/* see FERRY_C_DHT_STATUS_FIXED */
+/* Files (ferry-client(7)): requests and their replies */
+#define FERRY_C_FILE_PUT	0x0019	/* see FERRY_C_FILE_PUT_FIXED; + an fd */
+#define FERRY_C_FILE_GET	0x001a	/* see FERRY_C_FILE_GET_FIXED; + an fd */
+#define FERRY_C_FILE_PROGRESS	0x001b	/* see FERRY_C_FILE_PROGRESS_SIZE */
+#define FERRY_C_FILE_DONE	0x001c	/* see FERRY_C_FILE_DONE_FIXED */
+#define FERRY_C_TRANSFERS_REQ	0x001d	/* u32 req_id */
+#define FERRY_C_TRANSFER	0x001e	/* see FERRY_C_TRANSFER_FIXED */
+#define FERRY_C_CANCEL		0x001f	/* see FERRY_C_CANCEL_SIZE */
 
 /*
  * STATUS:
@@ -304,6 +312,61 @@ struct ferry_peer_id {
  */
 #define FERRY_C_DHT_STATUS_FIXED 52
 #define FERRY_C_DHT_BUCKET_SIZE	4
+
+/*
+ * Files: a file put into the DHT as sealed chunks under a manifest, named
+ * by a URI "ferry:f1...." (ferry-storage(7)), and got back from it. The
+ * daemon never opens a path: FILE_PUT and FILE_GET each carry one open
+ * file descriptor (SCM_RIGHTS ancillary data on the sendmsg(2) that
+ * writes the frame's first byte). FILE_PUT's is the file, open for
+ * reading; FILE_GET's is the file to fill (the client's "NAME.part"),
+ * open for reading and writing, not O_APPEND, which the client renames
+ * only once told of success.
+ *
+ * FILE_PUT: 4 u32 req_id  8 u8 replication (0: the daemon's)
+ *   9 u8 reserved (0)  10 u16 reserved (0)  12 u32 progress_ms (0: no
+ *   FILE_PROGRESS)  16 u8 label[] (a name for TRANSFERS, at most 255
+ *   bytes; not sent to any peer)
+ * FILE_GET: 4 u32 req_id  8 u32 progress_ms  12 u32 reserved (0)
+ *   16 u8 uri[]
+ * Answered by FILE_PROGRESS frames every progress_ms while it runs, then
+ * FILE_DONE and RESULT 0, or RESULT -errno with a sentence.
+ */
+#define FERRY_C_FILE_PUT_FIXED	16
+#define FERRY_C_FILE_GET_FIXED	16
+#define FERRY_C_FILE_LABEL_MAX	255
+#define FERRY_C_FILE_URI_MAX	1024
+
+/*
+ * FILE_PROGRESS: 4 u32 req_id  8 u64 id (the transfer)  16 u64 bytes_done
+ *  24 u64 bytes_total  32 u64 blocks_done  40 u64 blocks_total (so far
+ *  known)  48 u64 rate (bytes/s)  56 u32 in_flight  60 u32 window
+ *  64 u32 peers  68 u32 reserved (0)
+ */
+#define FERRY_C_FILE_PROGRESS_SIZE 72
+
+/*
+ * FILE_DONE: 4 u32 req_id  8 u64 id  16 u64 size  24 u64 blocks_sent
+ *  32 u64 blocks_skipped  40 u8 xxh128[16]  56 u8 uri[]
+ */
+#define FERRY_C_FILE_DONE_FIXED	56
+
+/*
+ * TRANSFER: one per transfer the client may see (its own; an admin's:
+ * all), then RESULT 0.
+ *   4 u32 req_id  8 u64 id  16 u8 kind (1 put, 2 get)  17 u8 state
+ *  (1 running, 2 resumable)  18 u16 reserved (0)  20 u32 uid
+ *  24 u64 bytes_done  32 u64 bytes_total  40 u64 updated (s since the
+ *  epoch)  48 u8 label[]
+ */
+#define FERRY_C_TRANSFER_FIXED	48
+#define FERRY_XFER_PUT		1
+#define FERRY_XFER_GET		2
+#define FERRY_XFER_RUNNING	1
+#define FERRY_XFER_RESUMABLE	2
+
+/* CANCEL: 4 u32 req_id  8 u64 id. RESULT 0, -ENOENT. */
+#define FERRY_C_CANCEL_SIZE	16
 
 #ifdef __cplusplus
 }

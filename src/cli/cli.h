@@ -20,7 +20,9 @@
 #define CLI_EXIT_NODAEMON 3 /* cannot reach the daemon */
 #define CLI_EXIT_PEER     4 /* peer not connected or unknown */
 #define CLI_EXIT_TIMEOUT  5 /* no answer in time */
-#define CLI_EXIT_NOTFOUND 6 /* no peer holds the block (dht get) */
+#define CLI_EXIT_NOTFOUND 6 /* no peer holds the block (dht get, get) */
+#define CLI_EXIT_FILE     7 /* a local file cannot be read or written */
+#define CLI_EXIT_DAMAGED  8 /* what was got fails its checks (get) */
 
 /* Returned by cli_getopt() when the subcommand must exit now. */
 #define CLI_STOP (-2)
@@ -139,5 +141,9 @@ int ping_main(struct cli *cli, int argc, char **argv);
 int stats_main(struct cli *cli, int argc, char **argv);
 int shutdown_main(struct cli *cli, int argc, char **argv);
 int dht_main(struct cli *cli, int argc, char **argv);
+int put_main(struct cli *cli, int argc, char **argv);
+int get_main(struct cli *cli, int argc, char **argv);
+int transfers_main(struct cli *cli, int argc, char **argv);
+int cancel_main(struct cli *cli, int argc, char **argv);
 
 #endif /* FERRY_CLI_CLI_H */

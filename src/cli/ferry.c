@@ -43,6 +43,20 @@ static const struct cli_cmd ferry_cmds[] = {
 	    "  find KEY [-n N]    the N peers closest to KEY, with their distance\n"
 	    "  status             routing table and block store\n"
 	    "'ferry dht OPERATION --help' shows an operation's options.\n" },
+	{ "put", put_main, "FILE",
+	    "Store FILE in the DHT, encrypted, and print the URI that names it",
+	    "  -r, --replication N  storing peers of each block, 1 to 16\n"
+	    "                       (default: the daemon's)\n"
+	    "  -l, --label NAME     the name ferry transfers shows (default FILE)\n" },
+	{ "get", get_main, "URI",
+	    "Fetch the file URI names, checked against its XXH128",
+	    "  -o, --output FILE   write it to FILE (through FILE.part, which a\n"
+	    "                      failed run leaves to resume) instead of\n"
+	    "                      standard output\n" },
+	{ "transfers", transfers_main, "",
+	    "List this user's running and resumable transfers", "" },
+	{ "cancel", cancel_main, "ID",
+	    "Stop a transfer and forget what it did", "" },
 	{ "shutdown", shutdown_main, "", "Ask the daemon to shut down", "" },
 };
 #define FERRY_N_CMDS (sizeof(ferry_cmds) / sizeof(ferry_cmds[0]))
@@ -67,7 +81,8 @@ ferry_usage(FILE *f)
 	fprintf(f,
 	    "\nExit status: 0 success, 1 the daemon reported a failure, 2 usage error,\n"
 	    "3 cannot reach the daemon, 4 peer not connected or unknown (dht: no DHT\n"
-	    "or no route), 5 timed out, 6 no peer holds the block (dht get).\n"
+	    "or no route), 5 timed out, 6 no peer holds the block (dht get, get),\n"
+	    "7 a local file cannot be read or written, 8 what was got is damaged.\n"
 	    "See ferry(1).\n");
 }
 

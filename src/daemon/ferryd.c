@@ -33,6 +33,7 @@
 #include "lib/stats.h"
 #include "lib/time.h"
 #include "service/service.h"
+#include "storage/xfer.h"
 
 #define FERRYD_DEFAULT_CONFIG FERRY_SYSCONF_DIR "/ferryd.conf"
 #define FERRYD_MAX_OVERRIDES 64
@@ -59,6 +60,7 @@ struct ferryd {
 	char runtime_dir[PATH_MAX];
 	struct core *core;
 	struct dhtnode *dht; /* NULL when [dht] ENABLE = no */
+	struct xfer *xfer;   /* NULL without the DHT */
 	struct service *service;
 	struct event *sig_term, *sig_int, *sig_hup;
 	int exit_code;
@@ -72,6 +74,9 @@ static int ferryd_dht_init(struct ferryd *d);
 static int ferryd_dht_start(struct ferryd *d);
 static int ferryd_dht_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_dht_shutdown(struct ferryd *d);
+static int ferryd_storage_init(struct ferryd *d);
+static int ferryd_storage_reload(struct ferryd *d, struct cfg *cfg);
+static void ferryd_storage_shutdown(struct ferryd *d);
 static int ferryd_service_init(struct ferryd *d);
 static int ferryd_service_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_service_shutdown(struct ferryd *d);
@@ -99,6 +104,8 @@ static const struct subsystem {
 	    ferryd_core_start, ferryd_core_reload, ferryd_core_shutdown },
 	{ "dht", dhtnode_cfg_keys, dhtnode_config_check, ferryd_dht_init,
 	    ferryd_dht_start, ferryd_dht_reload, ferryd_dht_shutdown },
+	{ "storage", xfer_cfg_keys, xfer_config_check, ferryd_storage_init,
+	    NULL, ferryd_storage_reload, ferryd_storage_shutdown },
 	{ "service", service_cfg_keys, service_config_check,
 	    ferryd_service_init, NULL, ferryd_service_reload,
 	    ferryd_service_shutdown },
@@ -332,6 +339,26 @@ ferryd_dht_shutdown(struct ferryd *d)
 	d->dht = NULL;
 }
 
+static int
+ferryd_storage_init(struct ferryd *d)
+{
+	return xfer_new(d->base, d->cfg, d->stats, dhtnode_dht(d->dht),
+	    dhtnode_store(d->dht), d->state_dir, &d->xfer);
+}
+
+static int
+ferryd_storage_reload(struct ferryd *d, struct cfg *cfg)
+{
+	return xfer_reload(d->xfer, cfg);
+}
+
+static void
+ferryd_storage_shutdown(struct ferryd *d)
+{
+	xfer_free(d->xfer);
+	d->xfer = NULL;
+}
+
 static void
 ferryd_on_client_shutdown(void *cls)
 {
@@ -345,7 +372,8 @@ static int
 ferryd_service_init(struct ferryd *d)
 {
 	return service_new(d->base, d->cfg, d->stats, d->core,
-	    dhtnode_dht(d->dht), d->runtime_dir, ferryd_on_client_shutdown, d,
+	    dhtnode_dht(d->dht), d->xfer, d->runtime_dir,
+	    ferryd_on_client_shutdown, d,
 	    &d->service);
 }
 

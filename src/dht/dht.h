@@ -183,6 +183,14 @@ int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);
+/* Like dht_get(), but asks the peers closest to key that this node knows
+ * (REPLICATION + 2 of them, itself left out) directly and at once rather
+ * than hop by hop: the first right block wins, and it fails (-ENOENT)
+ * once all have said they lack it. For asking again a block slow to come
+ * of other holders than the route reached (the storage layer's hedged
+ * requests); routed as dht_get() when nobody is known. */
+int dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
+    void *cls);
 /* The want (1 to DHTMSG_FIND_MAX) peers closest to key that the peers
  * around it know, this node included. */
 int dht_find(struct dht *d, const struct dhtkey *key, unsigned want,

@@ -155,6 +155,9 @@ dht_attempt_route_here(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 	d->starting = was;
 }
 
+static bool dht_attempt_ask(struct dht *d, struct dht_op *op,
+    const struct dhtkey *bad);
+
 void
 dht_attempt_first(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 {
@@ -172,6 +175,18 @@ dht_attempt_first(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 	if (dhtmsg_req_encode(req, &op->msg) < 0) {
 		dht_attempt_drop(d, op);
 		return;
+	}
+	/* dht_get_wide(): the holders directly, at once; routed as any
+	 * request when none is known. */
+	if (op->wide) {
+		dht_attempt_drop(d, op);
+		if (dht_attempt_ask(d, op, NULL)) {
+			dht_attempt_set_deadline(d, op);
+			return;
+		}
+		if (dht_attempt_add(d, op) < 0)
+			return;
+		req->req_id = op->req_id;
 	}
 	dht_attempt_route_here(d, op, req);
 	dht_attempt_set_deadline(d, op);

@@ -88,6 +88,8 @@ struct dht_op {
 	void *cls;
 	unsigned hops;            /* most seen in answers */
 	bool filling;             /* a lookup that fills the table */
+	bool wide;                /* GET: asked of the closest peers first
+				   * (dht_get_wide) */
 	unsigned attempts;        /* started so far */
 	uint64_t ids[DHT_ATTEMPTS_MAX];      /* each attempt's req_id */
 	unsigned waiting[DHT_ATTEMPTS_MAX];  /* answers each may still bring */

@@ -151,6 +151,25 @@ dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
 	return dht_op_start(d, op, &req);
 }
 
+int
+dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
+    void *cls)
+{
+	struct dhtmsg_req req;
+	struct dht_op *op;
+
+	if (done == NULL)
+		return -EINVAL;
+	op = dht_op_new(d, FERRY_MSG_DHT_GET, key, done, cls);
+	if (op == NULL)
+		return -ENOMEM;
+	/* Its first attempt is the ASKED one (dht_attempt_first). */
+	op->wide = true;
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_GET;
+	return dht_op_start(d, op, &req);
+}
+
 static int
 dht_find_start(struct dht *d, const struct dhtkey *key, unsigned want,
     bool filling, dht_done_fn *done, void *cls)

@@ -284,3 +284,9 @@ dhtnode_dht(struct dhtnode *n)
 {
 	return n != NULL ? n->dht : NULL;
 }
+
+struct store *
+dhtnode_store(struct dhtnode *n)
+{
+	return n != NULL ? n->store : NULL;
+}

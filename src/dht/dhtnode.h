@@ -16,6 +16,7 @@
 struct core;
 struct dht;
 struct dhtnode;
+struct store;
 struct event_base;
 struct stats;
 
@@ -46,5 +47,8 @@ void dhtnode_free(struct dhtnode *n);
 
 /* The DHT, or NULL for NULL. */
 struct dht *dhtnode_dht(struct dhtnode *n);
+/* The block store, or NULL for NULL: the layers above keep records of
+ * their own in its database (store_job). Valid until dhtnode_free(). */
+struct store *dhtnode_store(struct dhtnode *n);
 
 #endif /* FERRY_DHT_DHTNODE_H */

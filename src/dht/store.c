@@ -233,10 +233,12 @@ static void
 store_finish(struct store *st, struct store_op *op)
 {
 	store_apply(st, op);
-	if (op->kind == STORE_OP_PUT || op->kind == STORE_OP_GET)
+	if (op->kind == STORE_OP_PUT || op->kind == STORE_OP_GET ||
+	    op->kind == STORE_OP_JOB)
 		st->stats.pending--;
 	switch (op->kind) {
 	case STORE_OP_PUT:
+	case STORE_OP_JOB:
 		if (op->done != NULL)
 			op->done(op->cls, op->status);
 		break;
@@ -457,6 +459,27 @@ store_get(struct store *st, const uint8_t key[STORE_KEY_LEN], store_got_fn *cb,
 	} else {
 		store_submit(st, op);
 	}
+	return 0;
+}
+
+int
+store_job(struct store *st, store_job_fn *fn, store_done_fn *cb, void *cls)
+{
+	struct store_op *op;
+	int r;
+
+	if (FERRY_BUG(st->closing || fn == NULL || cb == NULL))
+		return -EPROTO;
+	r = store_room(st, 0);
+	if (r < 0)
+		return r;
+	op = store_op_new(st, STORE_OP_JOB, NULL);
+	if (op == NULL)
+		return -ENOMEM;
+	op->job = fn;
+	op->done = cb;
+	op->cls = cls;
+	store_submit(st, op);
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #define STORE_DB_FILE   "blocks.sqlite" /* the database, in the given dir */
 
 struct event_base;
+struct sqlite3;
 struct store;
 
 /* What the store did, as the caller's thread has learnt it. */
@@ -92,6 +93,26 @@ int store_put(struct store *st, const uint8_t key[STORE_KEY_LEN],
  */
 int store_get(struct store *st, const uint8_t key[STORE_KEY_LEN],
     store_got_fn *cb, void *cls);
+
+/*
+ * Work of a layer above on the store's database, so that its records
+ * live in the same file and reach the disk with the blocks, and the
+ * event loop never waits on them (the transfer engine's progress, issue
+ * 13). fn runs on the store's worker thread, inside its next write
+ * transaction and a savepoint of its own: it may use db and what cls
+ * points to, nothing else, and must not begin, commit or end the
+ * transaction. Its tables are its own (never "blocks" or "meta"). It
+ * returns 0 or a negative errno; on error what it changed is undone and
+ * the transaction goes on without it. Returns 0 if queued: cb (not
+ * NULL) is then called exactly once on the event loop, never from
+ * inside this call, with fn's result once the transaction is durable,
+ * the transaction's error if it failed (nothing fn did remains), or
+ * -ECANCELED from store_free() if fn never ran. Otherwise returns
+ * -EAGAIN (too much queued) or -ENOMEM, and neither is called.
+ */
+typedef int store_job_fn(struct sqlite3 *db, void *cls);
+int store_job(struct store *st, store_job_fn *fn, store_done_fn *cb,
+    void *cls);
 
 /* True if a block under key is held and not expired, from an index in
  * memory (no I/O): true from the put's callback on, false from the

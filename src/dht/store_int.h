@@ -35,6 +35,7 @@ enum store_op_kind {
 	STORE_OP_GET,
 	STORE_OP_EXPIRE, /* drop expired blocks; submitted by the store */
 	STORE_OP_NOTE,   /* worker -> loop: a message to log */
+	STORE_OP_JOB,    /* a layer above's work on the database */
 };
 
 /* A block a worker's operation deleted, for the caller's index. */
@@ -63,7 +64,8 @@ struct store_op {
 	char *note;                 /* note: text to log (malloc'd) */
 	store_done_fn *done;        /* put: may be NULL */
 	store_got_fn *got;          /* get */
-	void *cls;                  /* for done or got */
+	store_job_fn *job;          /* job: run on the worker */
+	void *cls;                  /* for done, got or job */
 };
 
 TAILQ_HEAD(store_op_list, store_op);
@@ -136,6 +138,10 @@ void store_db_close(struct store_db *d);
  * setting op's status and gone list. 0 when done, whatever op->status
  * says; a negative errno when the transaction cannot go on. */
 int store_db_write(struct store_db *d, struct store_op *op);
+/* Runs a job (store_job) in a savepoint of the open transaction,
+ * setting op's status to its result. 0 when done; a negative errno when
+ * the transaction cannot go on. */
+int store_db_job(struct store_db *d, struct store_op *op);
 /* Runs a get outside any transaction, setting op's status and data. */
 void store_db_read(struct store_db *d, struct store_op *op);
 /* BEGIN IMMEDIATE: 0 or a negative errno. COMMIT: 1 if the transaction

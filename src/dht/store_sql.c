@@ -534,3 +534,24 @@ store_db_read(struct store_db *d, struct store_op *op)
 	}
 	(void)sqlite3_reset(s);
 }
+
+int
+store_db_job(struct store_db *d, struct store_op *op)
+{
+	int rc = sqlite3_exec(d->db, "SAVEPOINT store_job", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_db_errno(rc);
+	op->status = op->job(d->db, op->cls);
+	/* Some errors (SQLITE_FULL) end the whole transaction at once:
+	 * then it cannot go on, and the worker rolls everything back. */
+	if (sqlite3_get_autocommit(d->db))
+		return op->status < 0 ? op->status : -EIO;
+	if (op->status < 0)
+		rc = sqlite3_exec(d->db,
+		    "ROLLBACK TO store_job; RELEASE store_job", NULL, NULL,
+		    NULL);
+	else
+		rc = sqlite3_exec(d->db, "RELEASE store_job", NULL, NULL, NULL);
+	return store_db_errno(rc);
+}

@@ -59,7 +59,8 @@ store_worker_hand_back(struct store *st, struct store_op_list *batch)
 static bool
 store_worker_is_write(const struct store_op *op)
 {
-	return op->kind == STORE_OP_PUT || op->kind == STORE_OP_EXPIRE;
+	return op->kind == STORE_OP_PUT || op->kind == STORE_OP_EXPIRE ||
+	    op->kind == STORE_OP_JOB;
 }
 
 /* A note for the loop to log about a failed transaction; NULL if memory
@@ -98,6 +99,12 @@ store_worker_write(struct store *st, struct store_op_list *batch)
 			break;
 		if (!store_worker_is_write(op))
 			continue;
+		if (op->kind == STORE_OP_JOB) {
+			what = "cannot run a job of the layer above";
+			r = store_db_job(st->db, op);
+			last = op;
+			continue;
+		}
 		what = op->kind == STORE_OP_PUT ? "cannot store a block"
 		                                : "cannot drop expired blocks";
 		r = store_db_write(st->db, op);

@@ -8,6 +8,7 @@
 #ifndef FERRY_LIB_BUFIO_H
 #define FERRY_LIB_BUFIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,6 +18,12 @@
  * read (> 0), 0 at end of file, or a negative errno: -EAGAIN when nothing
  * waits (or the read was interrupted), -ENOMEM (b could not grow). */
 ssize_t bufio_read(struct buf *b, int fd, size_t max);
+/* bufio_read() that also takes the descriptors sent with the bytes
+ * (SCM_RIGHTS, close-on-exec), at most max_fds of them, into fds and
+ * *ret_n_fds; the caller owns them. *ret_truncated is true when more came
+ * than fit (those the kernel closed). */
+ssize_t bufio_read_fds(struct buf *b, int fd, size_t max, int *fds,
+    size_t max_fds, size_t *ret_n_fds, bool *ret_truncated);
 /* Sends the front of b to fd until b is empty or the socket takes no
  * more, and consumes what it took: the caller sees how much from
  * buf_size(b), also after a failure. Never raises SIGPIPE. 0, or a

@@ -238,3 +238,50 @@ lf_write_until(struct ferry_client *c, size_t keep, int64_t deadline)
 			return r;
 	}
 }
+
+int
+lf_write_fd(struct ferry_client *c, const void *frame, size_t size, int fd,
+    int64_t deadline)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { (void *)frame, size };
+	struct msghdr mh;
+	struct cmsghdr *h;
+	ssize_t n;
+	int r = lf_write_until(c, 0, deadline);
+
+	memset(&mh, 0, sizeof(mh));
+	memset(&cm, 0, sizeof(cm));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.b;
+	mh.msg_controllen = sizeof(cm.b);
+	h = CMSG_FIRSTHDR(&mh);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	/* The descriptor goes with the frame's first byte: the daemon takes
+	 * it for this frame. */
+	while (r == 0) {
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+		if (n >= 0) {
+			if ((size_t)n < size &&
+			    buf_append(&c->out, (const uint8_t *)frame + n,
+			        size - (size_t)n) < 0)
+				return lf_fail(c, -ENOMEM);
+			return lf_write_until(c, 0, deadline);
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return lf_fail(c, errno == EPIPE ? -ECONNRESET : -errno);
+		r = lf_wait(c, true, deadline);
+		if (r == 0)
+			r = lf_drain_input(c);
+	}
+	return r;
+}

@@ -43,6 +43,7 @@ struct ferry_client {
 	uint32_t rx_total;
 	struct buf rx_reasm; /* its pieces so far */
 	uint64_t rx_dropped; /* messages the full queue refused */
+	char why[256];       /* the last failed RESULT's message */
 };
 
 /* One frame from the daemon, borrowed from client->in. */
@@ -74,6 +75,10 @@ int lf_write_until(struct ferry_client *c, size_t keep, int64_t deadline);
  * (late replies). 0, or the error that broke the connection. Only for
  * when no request waits for a reply. */
 int lf_drain_input(struct ferry_client *c);
+/* Writes everything buffered, then the size bytes at frame with fd as
+ * SCM_RIGHTS beside its first byte. 0 or an error. */
+int lf_write_fd(struct ferry_client *c, const void *frame, size_t size,
+    int fd, int64_t deadline);
 
 /* request.c */
 /* A reply frame other than RESULT: 1 done, 0 more to come, or -errno. */
@@ -92,6 +97,12 @@ int lf_request_wait(struct ferry_client *c, uint32_t req_id, lf_reply_fn *fn,
 /* A request that is only a header and req_id, answered by RESULT. */
 int lf_request_simple(struct ferry_client *c, uint16_t type, lf_reply_fn *fn,
     void *ctx);
+
+/* Handles one frame while a request waits: a RECEIVE is queued, a
+ * reply to req_id goes to fn, RESULT ends it. 1 the request is over
+ * (*status set), 0 go on, negative: the connection broke. */
+int lf_reply(struct ferry_client *c, const struct lf_frame *f,
+    uint32_t req_id, lf_reply_fn *fn, void *ctx, int *status);
 
 /* rx.c */
 /* Takes one RECEIVE frame: queues a whole message, or one piece of a

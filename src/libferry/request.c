@@ -7,6 +7,7 @@
 #include "libferry/libferry_int.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "lib/wire.h"
 
@@ -50,9 +51,7 @@ lf_result_status(const struct lf_frame *f)
 	return status;
 }
 
-/* One frame while waiting: 1 the request is over (*status set), 0 go on,
- * negative: the connection broke. */
-static int
+int
 lf_reply(struct ferry_client *c, const struct lf_frame *f, uint32_t req_id,
     lf_reply_fn *fn, void *ctx, int *status)
 {
@@ -65,6 +64,15 @@ lf_reply(struct ferry_client *c, const struct lf_frame *f, uint32_t req_id,
 		return 0;
 	if (f->type == FERRY_C_RESULT) {
 		*status = lf_result_status(f);
+		c->why[0] = '\0';
+		if (*status < 0 && f->size > 12) {
+			size_t n = (size_t)f->size - 12;
+
+			if (n >= sizeof(c->why))
+				n = sizeof(c->why) - 1;
+			memcpy(c->why, f->p + 12, n);
+			c->why[n] = '\0';
+		}
 		return 1;
 	}
 	r = fn != NULL ? fn(ctx, f) : -EPROTO;
@@ -113,4 +121,10 @@ lf_request_simple(struct ferry_client *c, uint16_t type, lf_reply_fn *fn,
 	if (lf_request_frame(c, type, 8, &req_id) == NULL)
 		return -ENOMEM;
 	return lf_request_wait(c, req_id, fn, ctx, 0);
+}
+
+const char *
+ferry_last_error(const struct ferry_client *c)
+{
+	return c != NULL ? c->why : "";
 }

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -49,6 +50,7 @@ client_stop(void *cls)
 	relay_client_gone(c);
 	ping_client_gone(c);
 	requests_dht_client_gone(c);
+	requests_storage_client_gone(c);
 }
 
 static void
@@ -57,11 +59,47 @@ client_gone(void *cls)
 	client_free(cls);
 }
 
+int
+client_take_fd(struct client *c)
+{
+	int fd;
+
+	if (c->n_fds == 0)
+		return -1;
+	fd = c->fds[0];
+	memmove(c->fds, c->fds + 1, --c->n_fds * sizeof(c->fds[0]));
+	return fd;
+}
+
+/* Files come as descriptors beside FILE_PUT and FILE_GET: the daemon
+ * never opens a path a client names. Each such frame takes the oldest
+ * one (requests_storage.c). */
+static int
+client_fds(void *cls, const int *fds, size_t n, bool truncated)
+{
+	struct client *c = cls;
+	bool over = truncated;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c->n_fds < SERVICE_FDS_MAX)
+			c->fds[c->n_fds++] = fds[i];
+		else {
+			(void)close(fds[i]);
+			over = true;
+		}
+	}
+	if (over)
+		return client_drop(c, 0, -EBADMSG,
+		    "more file descriptors sent than requests to take them");
+	return 0;
+}
+
 static const struct conn_ops client_conn_ops = {
 	.process = client_process,
 	.paused = client_paused,
 	.drained = client_drained,
 	.stop = client_stop,
+	.fds = client_fds,
 	.gone = client_gone,
 };
 
@@ -110,6 +148,8 @@ client_free(struct client *c)
 	svc = c->svc;
 	fd = c->conn.fd;
 	client_stop(c);
+	while (c->n_fds > 0)
+		(void)close(client_take_fd(c));
 	conn_done(&c->conn);
 	policy_cred_done(&c->cred);
 	buf_done(&c->reasm);
@@ -215,5 +255,10 @@ client_process(void *cls)
 		(*c->svc->c.frames_in)++;
 		buf_consume(in, f.size);
 	}
+	/* A descriptor arrives with the first byte of its frame: one left
+	 * when no frame is half read came with a frame that takes none. */
+	if (c->n_fds > 0 && buf_size(in) == 0)
+		return client_drop(c, 0, -EBADMSG,
+		    "file descriptor sent with a request that takes none");
 	return 0;
 }

@@ -23,6 +23,9 @@
 #define CONN_LOG_BURST 5
 #define CONN_LOG_RATE  1.0
 
+/* Descriptors one read takes (conn_ops.fds); more are closed. */
+#define CONN_FDS_MAX 8
+
 static void conn_on_read(evutil_socket_t fd, short what, void *cls);
 static void conn_on_write(evutil_socket_t fd, short what, void *cls);
 static void conn_update_reading(struct conn *conn);
@@ -359,6 +362,9 @@ conn_on_read(evutil_socket_t fd, short what, void *cls)
 {
 	struct conn *conn = cls;
 	struct conn_set *set = conn->set;
+	int fds[CONN_FDS_MAX];
+	size_t n_fds = 0;
+	bool truncated = false;
 	ssize_t n;
 
 	(void)fd;
@@ -374,9 +380,19 @@ conn_on_read(evutil_socket_t fd, short what, void *cls)
 		conn_gone(conn);
 		return;
 	}
-	n = bufio_read(&conn->in, conn->fd, set->lim.in_max);
+	if (conn->ops->fds != NULL)
+		n = bufio_read_fds(&conn->in, conn->fd, set->lim.in_max, fds,
+		    CONN_FDS_MAX, &n_fds, &truncated);
+	else
+		n = bufio_read(&conn->in, conn->fd, set->lim.in_max);
 	if (n == -EAGAIN)
 		return;
+	/* Handed over before the bytes they came with are handled. */
+	if ((n_fds > 0 || truncated) &&
+	    conn->ops->fds(conn->cls, fds, n_fds, truncated) < 0) {
+		conn_end(conn);
+		return;
+	}
 	if (n == -ENOMEM)
 		log_warn("%s fd %d: out of memory; disconnecting", set->what,
 		    conn->fd);

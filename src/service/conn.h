@@ -80,6 +80,13 @@ struct conn_ops {
 	/* The connection was cut off (conn_linger) and ends: nothing more
 	 * may be queued; its output alone goes on. May be NULL. */
 	void (*stop)(void *cls);
+	/* Descriptors that came with the input just read (SCM_RIGHTS), in
+	 * order; the protocol owns them. truncated: more came than
+	 * conn.c takes at once (the rest were closed). 0, or negative: the
+	 * connection ends (the protocol called conn_linger() to say why).
+	 * May be NULL: the socket is then read without taking any (the
+	 * kernel closes those that come). */
+	int (*fds)(void *cls, const int *fds, size_t n, bool truncated);
 	/* The connection is over (closed by the other side, failed, timed
 	 * out, or done lingering): the owner must call conn_done() before
 	 * it returns, and the connection must not be used after. */

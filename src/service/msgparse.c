@@ -171,6 +171,55 @@ msgparse_req_only(const struct msg_frame *f, struct msg_req *req)
 }
 
 int
+msgparse_file_put(const struct msg_frame *f, struct msg_req *req)
+{
+	struct msg_file_put *m = &req->u.file_put;
+	size_t len;
+
+	if (f->size < FERRY_C_FILE_PUT_FIXED)
+		return -EBADMSG;
+	len = (size_t)f->size - FERRY_C_FILE_PUT_FIXED;
+	if (len > FERRY_C_FILE_LABEL_MAX ||
+	    memchr(f->p + FERRY_C_FILE_PUT_FIXED, '\0', len) != NULL)
+		return -EBADMSG;
+	m->replication = f->p[8];
+	m->reserved8 = f->p[9];
+	m->reserved16 = wire_get16(f->p + 10);
+	m->progress_ms = wire_get32(f->p + 12);
+	m->label = (const char *)f->p + FERRY_C_FILE_PUT_FIXED;
+	m->label_len = len;
+	return 0;
+}
+
+int
+msgparse_file_get(const struct msg_frame *f, struct msg_req *req)
+{
+	struct msg_file_get *m = &req->u.file_get;
+	size_t len;
+
+	if (f->size <= FERRY_C_FILE_GET_FIXED)
+		return -EBADMSG;
+	len = (size_t)f->size - FERRY_C_FILE_GET_FIXED;
+	if (len > FERRY_C_FILE_URI_MAX ||
+	    memchr(f->p + FERRY_C_FILE_GET_FIXED, '\0', len) != NULL)
+		return -EBADMSG;
+	m->progress_ms = wire_get32(f->p + 8);
+	m->reserved = wire_get32(f->p + 12);
+	m->uri = (const char *)f->p + FERRY_C_FILE_GET_FIXED;
+	m->uri_len = len;
+	return 0;
+}
+
+int
+msgparse_cancel(const struct msg_frame *f, struct msg_req *req)
+{
+	if (f->size != FERRY_C_CANCEL_SIZE)
+		return -EBADMSG;
+	req->u.cancel.id = wire_get64(f->p + 8);
+	return 0;
+}
+
+int
 msgparse_decode(msgparse_decode_fn *decode, const struct msg_frame *f,
     struct msg_req *ret)
 {

@@ -83,6 +83,28 @@ struct msg_dht_find {
 	uint16_t reserved;              /* must be 0 (the handler checks) */
 };
 
+/* FILE_PUT: the file comes as a descriptor beside the frame. */
+struct msg_file_put {
+	uint8_t replication;  /* 0: the daemon's (the handler checks) */
+	uint8_t reserved8;    /* must be 0 (the handler checks) */
+	uint16_t reserved16;  /* must be 0 (the handler checks) */
+	uint32_t progress_ms; /* 0: no progress frames */
+	const char *label;    /* not NUL-terminated, borrowed; may be "" */
+	size_t label_len;     /* <= FERRY_C_FILE_LABEL_MAX */
+};
+
+/* FILE_GET: the file to fill comes as a descriptor beside the frame. */
+struct msg_file_get {
+	uint32_t progress_ms;
+	uint32_t reserved;    /* must be 0 (the handler checks) */
+	const char *uri;      /* not NUL-terminated, borrowed */
+	size_t uri_len;       /* 1..FERRY_C_FILE_URI_MAX */
+};
+
+struct msg_cancel {
+	uint64_t id; /* the transfer */
+};
+
 /* A decoded request; which union member is valid follows type. */
 struct msg_req {
 	uint16_t type;   /* FERRY_C_* of the frame */
@@ -95,6 +117,9 @@ struct msg_req {
 		struct msg_dht_put dht_put;   /* FERRY_C_DHT_PUT */
 		struct msg_dht_get dht_get;   /* FERRY_C_DHT_GET */
 		struct msg_dht_find dht_find; /* FERRY_C_DHT_FIND */
+		struct msg_file_put file_put; /* FERRY_C_FILE_PUT */
+		struct msg_file_get file_get; /* FERRY_C_FILE_GET */
+		struct msg_cancel cancel;     /* FERRY_C_CANCEL */
 	} u;
 };
 
@@ -152,6 +177,11 @@ msgparse_decode_fn msgparse_ping;     /* PING: req->u.ping */
 msgparse_decode_fn msgparse_dht_put;  /* DHT_PUT: req->u.dht_put */
 msgparse_decode_fn msgparse_dht_get;  /* DHT_GET: req->u.dht_get */
 msgparse_decode_fn msgparse_dht_find; /* DHT_FIND: req->u.dht_find */
+/* FILE_PUT: a label of at most FERRY_C_FILE_LABEL_MAX bytes without a
+ * NUL; FILE_GET: a URI of 1..FERRY_C_FILE_URI_MAX bytes without a NUL. */
+msgparse_decode_fn msgparse_file_put; /* FILE_PUT: req->u.file_put */
+msgparse_decode_fn msgparse_file_get; /* FILE_GET: req->u.file_get */
+msgparse_decode_fn msgparse_cancel;   /* CANCEL: req->u.cancel */
 
 /* Runs decode on f; 0 with *ret filled (type, req_id and the decoded
  * member, the rest zero), or what decode returned (*ret untouched). */

@@ -216,6 +216,7 @@ static const struct request_family requests_base_family = {
 static const struct request_family *const requests_families[] = {
 	&requests_base_family,
 	&requests_dht_family,
+	&requests_storage_family,
 };
 
 size_t

@@ -4,8 +4,8 @@
  * name, the decoder of its layout, its handler and the least policy
  * level that may use it, in one place, so that a new request is one
  * line in its family's table. A family is the requests that one layer
- * answers: the message layer's (requests.c) and the DHT's
- * (requests_dht.c).
+ * answers: the message layer's (requests.c), the DHT's
+ * (requests_dht.c) and the storage layer's (requests_storage.c).
  */
 #ifndef FERRY_SERVICE_REQUESTS_H
 #define FERRY_SERVICE_REQUESTS_H
@@ -40,6 +40,8 @@ struct request_family {
 
 /* The DHT's family (requests_dht.c). */
 extern const struct request_family requests_dht_family;
+/* The storage layer's family (requests_storage.c). */
+extern const struct request_family requests_storage_family;
 
 /* The families the service answers: i < requests_family_count(). */
 size_t requests_family_count(void);

@@ -340,7 +340,8 @@ service_start(struct service *svc)
 
 int
 service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    struct core *core, struct dht *dht, const char *runtime_dir,
+    struct core *core, struct dht *dht, struct xfer *xfer,
+    const char *runtime_dir,
     service_shutdown_fn *on_shutdown, void *cls, struct service **ret)
 {
 	struct service *svc = calloc(1, sizeof(*svc));
@@ -352,6 +353,7 @@ service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	svc->stats = stats;
 	svc->core = core;
 	svc->dht = dht;
+	svc->xfer = xfer;
 	svc->on_shutdown = on_shutdown;
 	svc->on_shutdown_cls = cls;
 	svc->listen_fd = -1;

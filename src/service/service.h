@@ -15,6 +15,7 @@ struct dht;
 struct event_base;
 struct service;
 struct stats;
+struct xfer;
 
 /* A client asked the daemon to shut down (FERRY_C_SHUTDOWN). */
 typedef void service_shutdown_fn(void *cls);
@@ -29,12 +30,14 @@ int service_config_check(struct cfg *cfg);
  * <runtime_dir>/ferryd.sock) with the configured mode and group. Refuses
  * with -EADDRINUSE (logged) when another ferryd serves that socket, and
  * replaces a stale socket file. base, stats, core and dht are borrowed
- * and must outlive the service; dht may be NULL when the daemon runs no
- * DHT, and every DHT request is then answered -ENOTCONN. cfg is only
+ * and must outlive the service; dht (and the transfer engine xfer) may
+ * be NULL when the daemon runs no DHT, and every DHT and file request is
+ * then answered -ENOTCONN. cfg is only
  * read during the call.
  */
 int service_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    struct core *core, struct dht *dht, const char *runtime_dir,
+    struct core *core, struct dht *dht, struct xfer *xfer,
+    const char *runtime_dir,
     service_shutdown_fn *on_shutdown, void *cls, struct service **ret);
 /* Disconnects all clients, closes and removes the socket. NULL is ok. */
 void service_free(struct service *svc);

@@ -32,11 +32,16 @@
 /* A client cut off for a protocol violation is closed once the RESULT
  * saying why is written, or after this long. */
 #define SERVICE_LINGER_US  (2000u * 1000)
+/* Descriptors a client may have sent ahead of the FILE_PUT or FILE_GET
+ * frames they go with (each takes one, in order). */
+#define SERVICE_FDS_MAX    4
 
 struct dht;
 struct registry;
 struct requests_dht_conn;
+struct requests_storage_conn;
 struct svc_ping;
+struct xfer;
 
 /* The [service] section, parsed. */
 struct svc_cfg {
@@ -80,6 +85,7 @@ struct service {
 	struct stats *stats;     /* borrowed */
 	struct core *core;       /* borrowed */
 	struct dht *dht;         /* borrowed; NULL when no DHT runs */
+	struct xfer *xfer;       /* borrowed; NULL when no DHT runs */
 	service_shutdown_fn *on_shutdown;
 	void *on_shutdown_cls;
 	struct svc_cfg cfg;
@@ -123,6 +129,9 @@ struct client {
 				  * bits), allocated on the first REGISTER */
 	LIST_HEAD(, svc_ping) pings; /* echo requests in flight */
 	struct requests_dht_conn *dht; /* its DHT requests, from the first */
+	struct requests_storage_conn *storage; /* its transfers */
+	int fds[SERVICE_FDS_MAX]; /* received (SCM_RIGHTS), not yet used */
+	unsigned n_fds;
 };
 
 /* service.c */
@@ -141,6 +150,9 @@ int listen_open(struct service *svc);
 void listen_close(struct service *svc);
 
 /* client.c */
+/* The oldest descriptor c sent and no request took yet (the caller owns
+ * it now), or -1. */
+int client_take_fd(struct client *c);
 /* Takes ownership of fd, a connected, non-blocking socket, and of the
  * groups of cred (also on failure); level is what policy_check() said. */
 int client_new(struct service *svc, int fd, struct policy_cred *cred,
@@ -192,5 +204,10 @@ void ping_client_gone(struct client *c);
 /* Detaches the client's DHT requests (their answers are then discarded)
  * and frees its DHT state. Safe to call twice. */
 void requests_dht_client_gone(struct client *c);
+
+/* requests_storage.c */
+/* Detaches the client's transfers: they stop and stay resumable. Safe
+ * to call twice. */
+void requests_storage_client_gone(struct client *c);
 
 #endif /* FERRY_SERVICE_SERVICE_INT_H */

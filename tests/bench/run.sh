@@ -8,7 +8,7 @@
 # directory.
 #
 # Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
-#                           [-s rtt,throughput,latency,store,dht,stages,smtp]
+#                           [-s rtt,throughput,latency,store,dht,stages,xfer,smtp]
 #                           [--smtp]
 #   -q   quick smoke run (small counts, 1-2 repetitions; about two minutes)
 #   -r   repetitions of every measurement (default: each program's own,
@@ -19,7 +19,9 @@
 #   -s   which benchmarks to run (default rtt,throughput,latency,store,dht,
 #        stages; store measures the disk of $TMPDIR, or /tmp; dht starts 16
 #        daemons there and takes about 15 minutes; stages, the storage
-#        encoding's stages and pipeline limit, about one minute)
+#        encoding's stages and pipeline limit, about one minute; xfer,
+#        ferry put and get of 1 GiB on 4 and 16 daemons, about 3 minutes a
+#        repetition, is left out unless named)
 #   --smtp  add the SMTP benchmark (bench_smtp, issue 5) to them. Not in
 #        the default set: it needs root, installs and starts Postfix and
 #        procmail through tests/mta/setup-mta.sh, makes test users, and
@@ -174,6 +176,9 @@ case ",$which," in *,dht,*)
 esac
 case ",$which," in *,stages,*)
     run bench_stages "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
+case ",$which," in *,xfer,*)
+    run bench_xfer "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
 case ",$which," in *,smtp,*)
     if [ "$(id -u)" -ne 0 ]; then

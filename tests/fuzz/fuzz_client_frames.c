@@ -60,6 +60,12 @@ fuzz_request(struct msg_chunks *st, const struct msg_req *req)
 	case FERRY_C_DHT_FIND:
 		fuzz_touch(req->u.dht_find.key, sizeof(req->u.dht_find.key));
 		break;
+	case FERRY_C_FILE_PUT:
+		fuzz_touch(req->u.file_put.label, req->u.file_put.label_len);
+		break;
+	case FERRY_C_FILE_GET:
+		fuzz_touch(req->u.file_get.uri, req->u.file_get.uri_len);
+		break;
 	default:
 		break;
 	}

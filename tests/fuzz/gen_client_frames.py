@@ -72,6 +72,15 @@ SEEDS = {
     "dht_pipeline": (req(0x0017, 34) + dht_put(35, 1, 0, b"x") +
                      req(0x0013, 36, KEY) +
                      req(0x0015, 37, KEY + struct.pack(">HH", 1, 0))),
+    "file_put": req(0x0019, 40, struct.pack(">BBHI", 0, 0, 0, 250) + b"a.txt"),
+    "file_put_nolabel": req(0x0019, 41, struct.pack(">BBHI", 3, 0, 0, 0)),
+    "file_put_nul": req(0x0019, 42, struct.pack(">BBHI", 0, 0, 0, 0) + b"a\0b"),
+    "file_get": req(0x001a, 43, struct.pack(">II", 250, 0) +
+                    b"ferry:f1.5.0123456789ABCDEFGHJKMNPQRSTVWXYZ"),
+    "file_get_empty": req(0x001a, 44, struct.pack(">II", 0, 0)),
+    "transfers": req(0x001d, 45),
+    "cancel": req(0x001f, 46, struct.pack(">Q", 0x0102030405060708)),
+    "cancel_short": req(0x001f, 47, b"\x01"),
 }
 
 os.makedirs(OUT, exist_ok=True)

@@ -384,6 +384,33 @@ START_TEST(test_cli_not_running)
 }
 END_TEST
 
+/* Files need the DHT too: ferry put, get, transfers and cancel say so
+ * with status 4 (ferry(1)), and a get leaves no .part it made. */
+START_TEST(test_files_not_running)
+{
+	char file[PATH_MAX], out[PATH_MAX], part[PATH_MAX + 8];
+	static const char uri[] = "ferry:f1.5.0000000000000000000000000000000"
+	                          "0000000000000000000000000000000000000000"
+	                          "0000000000000000000000000000000000000000";
+	FILE *f;
+
+	(void)snprintf(file, sizeof(file), "%s/file", harness_dir(h));
+	(void)snprintf(out, sizeof(out), "%s/got", harness_dir(h));
+	(void)snprintf(part, sizeof(part), "%s.part", out);
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs("a file\n", f), 1);
+	ck_assert_int_eq(fclose(f), 0);
+	cli_expect(4, "ferry put: " NOT_RUNNING, "put", file, NULL, NULL, NULL);
+	cli_expect(4, "ferry get: " NOT_RUNNING, "get", uri, "-o", out, NULL);
+	ck_assert_int_ne(access(out, F_OK), 0);
+	ck_assert_int_ne(access(part, F_OK), 0);
+	cli_expect(4, NOT_RUNNING, "transfers", NULL, NULL, NULL, NULL);
+	cli_expect(4, NOT_RUNNING, "cancel", "1234", NULL, NULL, NULL);
+	cli_expect(7, "No such file", "put", out, NULL, NULL, NULL);
+}
+END_TEST
+
 static Suite *
 dht_client_suite(void)
 {
@@ -396,6 +423,7 @@ dht_client_suite(void)
 	tcase_add_test(tc, test_raw_not_running);
 	tcase_add_test(tc, test_malformed_disconnect);
 	tcase_add_test(tc, test_cli_not_running);
+	tcase_add_test(tc, test_files_not_running);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -316,7 +316,7 @@ dhtd_start(struct dhtd_node *td)
 	td->tick = event_new(td->base, -1, EV_PERSIST, dhtd_on_tick, td->dht);
 	if (td->tick == NULL || event_add(td->tick, &every) < 0)
 		return -1;
-	return service_new(td->base, td->cfg, td->stats, td->core, td->dht,
+	return service_new(td->base, td->cfg, td->stats, td->core, td->dht, NULL,
 	    dhtd.dir, dhtd_on_shutdown, td, &td->svc);
 }
 

@@ -27,6 +27,7 @@
 #include "core/core_cfg.h"
 #include "core/transport.h"
 #include "dht/dhtnode.h"
+#include "storage/xfer.h"
 #ifdef FERRY_HAVE_SERVICE
 #include "service/service.h"
 #endif
@@ -253,6 +254,7 @@ test_collect_code(void)
 	free(ferryd);
 	test_add_table(core_cfg_keys, "core_cfg_keys");
 	test_add_table(dhtnode_cfg_keys, "dhtnode_cfg_keys");
+	test_add_table(xfer_cfg_keys, "xfer_cfg_keys");
 #ifdef FERRY_HAVE_SERVICE
 	test_add_table(service_cfg_keys, "service_cfg_keys");
 #endif

@@ -434,7 +434,7 @@ START_TEST(test_service_leaves_others_hooked)
 	    0);
 	(void)snprintf(run, sizeof(run), "%s/run", fx.dir);
 	ck_assert_int_eq(mkdir(run, 0700), 0);
-	ck_assert_int_eq(service_new(fx.base, fx.cfg, fx.stats, fx.core, NULL,
+	ck_assert_int_eq(service_new(fx.base, fx.cfg, fx.stats, fx.core, NULL, NULL,
 	                     run, no_shutdown, NULL, &svc),
 	    0);
 	ck_assert_int_eq(core_peer_subscribe(fx.core, &peer_sub.sub,

@@ -15,6 +15,7 @@
 
 #include <check.h>
 #include <event2/event.h>
+#include <sqlite3.h>
 
 #include <ferry/transport.h>
 
@@ -370,6 +371,88 @@ START_TEST(test_persistence)
 }
 END_TEST
 
+/* store_job(): a layer above's table, written in the store's worker
+ * with the puts, kept across a reopen; a job that fails is undone alone
+ * and the transaction goes on. */
+static int
+t_job_create(struct sqlite3 *db, void *cls)
+{
+	(void)cls;
+	return sqlite3_exec(db,
+	           "CREATE TABLE IF NOT EXISTS t_above(v INTEGER);"
+	           " INSERT INTO t_above VALUES (1)",
+	           NULL, NULL, NULL) == SQLITE_OK
+	    ? 0
+	    : -EIO;
+}
+
+static int
+t_job_fail(struct sqlite3 *db, void *cls)
+{
+	(void)cls;
+	(void)sqlite3_exec(db, "INSERT INTO t_above VALUES (2)", NULL, NULL,
+	    NULL);
+	return -EINVAL;
+}
+
+/* A job's cls is also its callback's: the result comes first. */
+struct t_count {
+	struct st_result res;
+	int n[2];
+};
+
+static int
+t_job_count(struct sqlite3 *db, void *cls)
+{
+	sqlite3_stmt *s;
+	int *n = ((struct t_count *)cls)->n;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*), sum(v) FROM t_above",
+	        -1, &s, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		n[0] = sqlite3_column_int(s, 0);
+		n[1] = sqlite3_column_int(s, 1);
+	}
+	(void)sqlite3_finalize(s);
+	return 0;
+}
+
+START_TEST(test_job)
+{
+	struct store *st = t_open(1 << 20);
+	struct st_result r1 = { 0 }, r2 = { 0 }, rp = { 0 };
+	struct t_count tc = { .n = { -1, -1 } };
+	uint8_t data[500], key[STORE_KEY_LEN];
+
+	st_block(7, data, sizeof(data), key);
+	ck_assert_int_eq(store_job(st, t_job_create, st_on_done, &r1), 0);
+	ck_assert_int_eq(store_put(st, key, data, sizeof(data), T_NOW + T_DAY,
+	                     st_on_done, &rp),
+	    0);
+	ck_assert_int_eq(store_job(st, t_job_fail, st_on_done, &r2), 0);
+	/* Never from inside the call. */
+	ck_assert_int_eq(r1.calls + r2.calls + rp.calls, 0);
+	st_run_until(base, &r2.calls, 1);
+	st_run_until(base, &rp.calls, 1);
+	ck_assert_int_eq(r1.calls, 1);
+	ck_assert_int_eq(r1.status, 0);
+	ck_assert_int_eq(r2.status, -EINVAL);
+	ck_assert_int_eq(rp.status, 0);
+	ck_assert_uint_eq(t_stats(st).pending, 0);
+	store_free(st);
+	/* The row of the first job is durable; the failed one's is not. */
+	st = t_open(1 << 20);
+	ck_assert(store_has(st, key));
+	ck_assert_int_eq(store_job(st, t_job_count, st_on_done, &tc), 0);
+	st_run_until(base, &tc.res.calls, 1);
+	ck_assert_int_eq(tc.res.status, 0);
+	ck_assert_int_eq(tc.n[0], 1);
+	ck_assert_int_eq(tc.n[1], 1);
+	store_free(st);
+}
+END_TEST
+
 /* store_free() with puts queued: each callback runs exactly once, 0 for
  * what the worker finished (and it is stored), -ECANCELED for what it
  * never began (and it is not). */
@@ -465,6 +548,7 @@ dht_store_suite(void)
 	tcase_add_test(tc, test_quota_expired_first);
 	tcase_add_test(tc, test_new_own_id);
 	tcase_add_test(tc, test_persistence);
+	tcase_add_test(tc, test_job);
 	tcase_add_test(tc, test_free_pending);
 	tcase_add_test(tc, test_free_pending_get);
 	tcase_add_test(tc, test_one_user);

@@ -274,7 +274,8 @@ START_TEST(test_unknown_types)
 		FERRY_C_STATUS, FERRY_C_RECEIVE, FERRY_C_PEER, FERRY_C_HELLO,
 		FERRY_C_PONG, FERRY_C_STAT, FERRY_C_DHT_STORED,
 		FERRY_C_DHT_BLOCK, FERRY_C_DHT_NODE, FERRY_C_DHT_STATUS,
-		0x0019, 0x0400, 0xffff };
+		FERRY_C_FILE_PROGRESS, FERRY_C_FILE_DONE, FERRY_C_TRANSFER,
+		0x0020, 0x0400, 0xffff };
 	struct msg_frame f;
 	struct msg_req req;
 
@@ -290,6 +291,54 @@ START_TEST(test_unknown_types)
 }
 END_TEST
 
+/* FILE_PUT: a label of 0..255 bytes without NUL; FILE_GET: a URI of
+ * 1..1024; CANCEL: exactly an id. */
+START_TEST(test_file_requests)
+{
+	uint8_t body[1100];
+	struct msg_frame f;
+	struct msg_req req;
+
+	memset(body, 'a', sizeof(body));
+	body[0] = 3;
+	body[1] = 0;
+	wire_put16(body + 2, 0);
+	wire_put32(body + 4, 250);
+	f = mk(FERRY_C_FILE_PUT, 9, body, 8 + 5);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
+	ck_assert_uint_eq(req.u.file_put.replication, 3);
+	ck_assert_uint_eq(req.u.file_put.progress_ms, 250);
+	ck_assert_uint_eq(req.u.file_put.label_len, 5);
+	f = mk(FERRY_C_FILE_PUT, 9, body, 8);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
+	ck_assert_uint_eq(req.u.file_put.label_len, 0);
+	f = mk(FERRY_C_FILE_PUT, 9, body, 7);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
+	f = mk(FERRY_C_FILE_PUT, 9, body, 8 + FERRY_C_FILE_LABEL_MAX + 1);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
+	body[10] = '\0';
+	f = mk(FERRY_C_FILE_PUT, 9, body, 8 + 5);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
+	body[10] = 'a';
+	wire_put32(body, 1000);
+	wire_put32(body + 4, 0);
+	f = mk(FERRY_C_FILE_GET, 9, body, 8 + 20);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
+	ck_assert_uint_eq(req.u.file_get.progress_ms, 1000);
+	ck_assert_uint_eq(req.u.file_get.uri_len, 20);
+	f = mk(FERRY_C_FILE_GET, 9, body, 8);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
+	f = mk(FERRY_C_FILE_GET, 9, body, 8 + FERRY_C_FILE_URI_MAX + 1);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
+	wire_put64(body, 0x0102030405060708ull);
+	f = mk(FERRY_C_CANCEL, 9, body, 8);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), 0);
+	ck_assert(req.u.cancel.id == 0x0102030405060708ull);
+	f = mk(FERRY_C_CANCEL, 9, body, 9);
+	ck_assert_int_eq(requests_decode(&f, NULL, &req), -EBADMSG);
+}
+END_TEST
+
 /* Every request type has one entry with a name, a decoder and a handler;
  * only SHUTDOWN is for admins. */
 START_TEST(test_request_table)
@@ -298,7 +347,9 @@ START_TEST(test_request_table)
 		FERRY_C_SHUTDOWN, FERRY_C_REGISTER, FERRY_C_SEND,
 		FERRY_C_PEERS_REQ, FERRY_C_HELLO_REQ, FERRY_C_CONNECT,
 		FERRY_C_PING, FERRY_C_STATS_REQ, FERRY_C_DHT_PUT,
-		FERRY_C_DHT_GET, FERRY_C_DHT_FIND, FERRY_C_DHT_STATUS_REQ };
+		FERRY_C_DHT_GET, FERRY_C_DHT_FIND, FERRY_C_DHT_STATUS_REQ,
+		FERRY_C_FILE_PUT, FERRY_C_FILE_GET, FERRY_C_TRANSFERS_REQ,
+		FERRY_C_CANCEL };
 	unsigned kinds = 0;
 
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
@@ -654,6 +705,7 @@ msgparse_suite(void)
 	tcase_add_test(tc, test_dht_put_malformed);
 	tcase_add_test(tc, test_dht_get);
 	tcase_add_test(tc, test_dht_find);
+	tcase_add_test(tc, test_file_requests);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("chunks");
 	tcase_add_test(tc, test_chunk_sequence);
