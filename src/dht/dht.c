@@ -81,6 +81,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 		return -ENOMEM;
 	d->env = *env;
 	d->cfg = *cfg;
+	d->deadline_told_us = UINT64_MAX;
 	TAILQ_INIT(&d->ops);
 	ratelimit_init(&d->log_rl, 1.0, 5.0);
 	dhtkey_from_peer(&env->ident->id, &d->self);

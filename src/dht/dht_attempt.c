@@ -140,6 +140,12 @@ dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
 	op->attempt_deadline_us = dht_now(d) + t;
 	if (op->attempt_deadline_us > op->deadline_us)
 		op->attempt_deadline_us = op->deadline_us;
+	/* Sooner than the owner's next tick may be: it is told. */
+	if (op->attempt_deadline_us < d->deadline_told_us) {
+		d->deadline_told_us = op->attempt_deadline_us;
+		if (d->env.schedule != NULL)
+			d->env.schedule(d->env.cls, op->attempt_deadline_us);
+	}
 }
 
 /* Routes req as anyone's, we its first hop (which dht_forward records
@@ -330,6 +336,24 @@ dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
 	if (left > 0 || dht_attempt_next(d, op, bad))
 		return;
 	dht_op_fail(d, op);
+}
+
+uint64_t
+dht_next_deadline_us(struct dht *d)
+{
+	uint64_t next = UINT64_MAX;
+	struct dht_op *op;
+
+	TAILQ_FOREACH(op, &d->ops, link) {
+		if (buf_size(&op->later) > 0)
+			next = 0;
+		if (op->attempt_deadline_us < next)
+			next = op->attempt_deadline_us;
+		if (op->deadline_us < next)
+			next = op->deadline_us;
+	}
+	d->deadline_told_us = next;
+	return next;
 }
 
 void

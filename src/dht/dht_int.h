@@ -140,6 +140,8 @@ struct dht {
 	struct dht_op *starting; /* the request of ours being started */
 	struct dht_rtt rtt[3];   /* of our PUTs, GETs and FINDs */
 	bool looked_up_self;  /* the first self-lookup was sent */
+	uint64_t deadline_told_us; /* the earliest deadline the owner knows
+				    * of (see dht_next_deadline_us) */
 	struct dht_counters c;
 	struct ratelimit log_rl;   /* lines about peers' bad input */
 	uint64_t log_suppressed;   /* held back since the last one */

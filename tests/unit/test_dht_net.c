@@ -50,6 +50,7 @@ struct node {
 	size_t n_store;
 	bool corrupt; /* serves blocks with a byte flipped */
 	bool liar;    /* says it holds nothing, and so answers not-found */
+	uint64_t tick_at; /* its next deadline (deadline_ticks) */
 };
 
 /* One queued event: a message, a link coming up, a store callback, or
@@ -76,6 +77,8 @@ static int drop_to = -1;   /* answers sent to this node are lost, */
 static unsigned drop_left; /* this many more */
 static int full_to = -1;   /* requests to this node find its queue full, */
 static unsigned full_left; /* this many more */
+static bool deadline_ticks; /* nodes tick at dht_next_deadline_us too, as
+			     * ferryd does */
 static struct ev *queue;
 static size_t q_head, q_len, q_cap;
 static uint64_t now_us = 1000000;
@@ -286,6 +289,15 @@ env_srtt(void *cls, const struct dhtkey *peer)
 	return env_linked(cls, peer) ? 500 : 0;
 }
 
+static void
+env_schedule(void *cls, uint64_t at_us)
+{
+	struct node *n = cls;
+
+	if (at_us < n->tick_at)
+		n->tick_at = at_us;
+}
+
 static uint64_t *
 env_stat(void *cls, const char *name)
 {
@@ -312,7 +324,7 @@ node_start(int i)
 		.wall_s = env_wall, .store_has = env_has,
 		.store_put = env_put, .store_get = env_get,
 		.store_usage = env_usage, .stat = env_stat, .wake = env_wake,
-		.srtt_us = env_srtt,
+		.srtt_us = env_srtt, .schedule = env_schedule,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
@@ -320,6 +332,7 @@ node_start(int i)
 	memset(n, 0, sizeof(*n));
 	n->idx = i;
 	n->alive = true;
+	n->tick_at = UINT64_MAX;
 	memset(seed, 0, sizeof(seed));
 	seed[0] = (uint8_t)i;
 	seed[1] = 0x77;
@@ -376,8 +389,17 @@ deliver(struct ev *e)
 	}
 }
 
+/* Ticks node i, and notes its next deadline. */
+static void
+node_tick(int i)
+{
+	dht_tick(nodes[i].dht);
+	nodes[i].tick_at = dht_next_deadline_us(nodes[i].dht);
+}
+
 /* Runs the network until end (virtual time), each event taking 50 µs
- * and a pause with none 1 ms. */
+ * and a pause with none 1 ms (50 µs with deadline ticks, so that one is
+ * not passed by much). */
 static void
 run_until(uint64_t end)
 {
@@ -390,13 +412,16 @@ run_until(uint64_t end)
 			deliver(&e);
 			now_us += 50;
 		} else {
-			now_us += 1000;
+			now_us += deadline_ticks ? 50 : 1000;
 		}
+		for (int i = 0; deadline_ticks && i < n_nodes; i++)
+			if (nodes[i].alive && now_us >= nodes[i].tick_at)
+				node_tick(i);
 		if (now_us - last_tick_us >= TICK_US) {
 			last_tick_us = now_us;
 			for (int i = 0; i < n_nodes; i++)
 				if (nodes[i].alive)
-					dht_tick(nodes[i].dht);
+					node_tick(i);
 		}
 	}
 }
@@ -417,6 +442,7 @@ net_start(int n)
 	drop_left = 0;
 	full_to = -1;
 	full_left = 0;
+	deadline_ticks = false;
 	for (int i = 0; i < n; i++)
 		node_start(i);
 }
@@ -1288,6 +1314,70 @@ START_TEST(test_local_answer_at_once)
 }
 END_TEST
 
+/* No more refresh lookups (their requests and answers mix with the
+ * test's); those under way are over a second later. */
+static void
+no_refresh(void)
+{
+	for (int i = 0; i < n_nodes; i++) {
+		struct dht_cfg cfg = *dht_config(nodes[i].dht);
+
+		cfg.refresh_us = 3600u * 1000 * 1000;
+		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+	}
+	run_ms(1000);
+}
+
+/*
+ * An attempt gives up at its own deadline, not at the next periodic
+ * tick: the DHT says when it needs one (dht_next_deadline_us, and the
+ * env's schedule() for a deadline that comes up before it), and the
+ * owner ticks then, as ferryd arms its timer. A GET whose answer is lost
+ * starts its second attempt DHT_ATTEMPT_MIN_US (50 ms) after the first
+ * and ends a few events later; with the periodic tick alone it waited
+ * for the next one, 100 ms after it started.
+ */
+START_TEST(test_deadline_ticks)
+{
+	uint8_t data[600];
+	struct dhtkey key;
+	struct outcome o;
+	uint64_t t0, took;
+	int r = 5;
+
+	net_start(16);
+	net_join();
+	deadline_ticks = true;
+	/* The answer lost is the GET's. */
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	run_ms(200);
+	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), UINT64_MAX);
+	run_past_tick();
+	drop_to = r;
+	drop_left = 1;
+	memset(&o, 0, sizeof(o));
+	t0 = now_us;
+	ck_assert_int_eq(dht_get(nodes[r].dht, &key, on_done, &o), 0);
+	/* Its first attempt gives up before the next periodic tick, and
+	 * the node was told. */
+	ck_assert_uint_le(nodes[r].tick_at, t0 + 50000);
+	ck_assert_uint_lt(nodes[r].tick_at, last_tick_us + TICK_US);
+	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), t0 + 50000);
+	took = time_to_done(&o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+	ck_assert_uint_eq(drop_left, 0);
+	ck_assert_uint_eq(stat(r, "retries"), 1);
+	ck_assert_msg(took >= 50000 && took <= 52000, "took %llu us",
+	    (unsigned long long)took);
+	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), UINT64_MAX);
+	net_free();
+}
+END_TEST
+
 /* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
  * seen last: one more makes the least recently seen forgotten, the most
  * recently seen kept. */
@@ -1429,6 +1519,7 @@ test_suite(void)
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
 	tcase_add_test(tc, test_join_one_by_one);
+	tcase_add_test(tc, test_deadline_ticks);
 	suite_add_tcase(s, tc);
 	return s;
 }
