@@ -60,7 +60,7 @@ dht_counters_bind(struct dht *d)
 		C(unsolicited), C(timeouts), C(requests_out),
 		C(rate_limited), C(completed), C(hops_total), C(retries),
 		C(origin_refused), C(rate_fails), C(rate_fails_held),
-		C(receipts_implausible),
+		C(receipts_implausible), C(entries_failed),
 #undef C
 	};
 
@@ -249,6 +249,9 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 	struct dhtmsg_req req;
 
 	if (dhtmsg_is_answer(type)) {
+		/* Alive: whatever failures it had in a row are forgiven (an
+		 * answer that came after its attempt gave up too). */
+		(void)rtable_seen(d->rt, from, 0, dht_now(d));
 		dht_answer_receive(d, from, type, body, len);
 		return;
 	}

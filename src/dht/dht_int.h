@@ -43,6 +43,8 @@ struct dht_counters {
 					 * vouch for by the end */
 	uint64_t *blocks_bad;      /* blocks that did not hash to their key */
 	uint64_t *unsolicited;     /* answers to no request of ours */
+	uint64_t *entries_failed;  /* neighbours out of the table after
+				    * max_fails silent attempts */
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
 	uint64_t *rate_limited;    /* requests over their neighbour's rate */
@@ -93,6 +95,8 @@ struct dht_op {
 	struct dhtkey hop[DHT_ATTEMPTS_MAX]; /* the neighbour it went to */
 	bool has_hop[DHT_ATTEMPTS_MAX];      /* (none: it ended here, or it
 					      * went to several peers) */
+	unsigned blamed;          /* attempts whose neighbour was blamed
+				   * for their silence (dht_attempt.c) */
 	unsigned asked_at;        /* GET: 1 + its ASKED attempt, 0 none */
 	bool not_found;           /* GET: an asked peer said it has none */
 	int fail_status;          /* why the last FAIL said no */

@@ -79,6 +79,9 @@ static int full_to = -1;   /* requests to this node find its queue full, */
 static unsigned full_left; /* this many more */
 static bool deadline_ticks; /* nodes tick at dht_next_deadline_us too, as
 			     * ferryd does */
+static int hold_to = -1;     /* messages to this node wait in held[] */
+static struct ev held[256];
+static size_t n_held;
 static struct ev *queue;
 static size_t q_head, q_len, q_cap;
 static uint64_t now_us = 1000000;
@@ -135,8 +138,23 @@ env_send(void *cls, const struct dhtkey *peer, uint16_t type,
 	e.body = malloc(len ? len : 1);
 	ck_assert_ptr_nonnull(e.body);
 	memcpy(e.body, body, len);
+	if (to == hold_to) {
+		ck_assert_uint_lt(n_held, sizeof(held) / sizeof(held[0]));
+		held[n_held++] = e;
+		return 0;
+	}
 	push(e);
 	return 0;
+}
+
+/* The messages held for hold_to go on their way, in order. */
+static void
+release_held(void)
+{
+	for (size_t i = 0; i < n_held; i++)
+		push(held[i]);
+	n_held = 0;
+	hold_to = -1;
 }
 
 static bool
@@ -443,6 +461,8 @@ net_start(int n)
 	full_to = -1;
 	full_left = 0;
 	deadline_ticks = false;
+	hold_to = -1;
+	n_held = 0;
 	for (int i = 0; i < n; i++)
 		node_start(i);
 }
@@ -463,6 +483,7 @@ net_free(void)
 	/* Store calls still queued are called back, cancelled, as the
 	 * daemon's store does when it closes: their records are freed by
 	 * their callbacks, and whatever those send is dropped here. */
+	release_held();
 	while (q_len > 0) {
 		struct ev e = queue[q_head];
 
@@ -1378,6 +1399,78 @@ START_TEST(test_deadline_ticks)
 }
 END_TEST
 
+/* A key whose closest node is node i: its id with the last bit
+ * flipped. */
+static void
+key_near(int i, struct dhtkey *ret)
+{
+	*ret = nodes[i].id;
+	ret->b[DHTKEY_LEN - 1] ^= 1;
+}
+
+static bool
+in_table(int i, int j)
+{
+	return rtable_get(dht_rtable(nodes[i].dht), &nodes[j].id) != NULL;
+}
+
+/*
+ * A neighbour that went silent with its link up (crashed, its link not
+ * timed out yet) leaves the routing table once max_fails (3) attempts in
+ * a row that went to it, the closest peer to their key, gave up without
+ * an answer; no other neighbour is blamed for it. A live neighbour whose
+ * answers come late (after the attempt gave up) stays: each answer
+ * clears its failures. The requests themselves are not the point here
+ * (through a dead closest peer a FIND has no way to end well): each is
+ * left after its first attempt gave up.
+ */
+START_TEST(test_dead_neighbour_leaves)
+{
+	static struct outcome o[8];
+	struct dhtkey key;
+	int r = 2, slow = 12, dead = 9, n = 0;
+
+	net_start(16);
+	net_join();
+	deadline_ticks = true;
+	/* Only the test's requests may blame anyone. */
+	no_refresh();
+	for (int i = 0; i < n_nodes; i++)
+		ck_assert(i == r || in_table(r, i));
+	for (int round = 0; round < 4; round++, n++) {
+		key_near(slow, &key);
+		hold_to = slow;
+		memset(&o[n], 0, sizeof(o[n]));
+		ck_assert_int_eq(dht_find(nodes[r].dht, &key, 4, on_done,
+		                     &o[n]),
+		    0);
+		run_ms(60);
+		ck_assert(!o[n].done);
+		release_held();
+		run_ms(5);
+		ck_assert_msg(o[n].done, "round %d: no late answer", round);
+		ck_assert_int_eq(o[n].status, 0);
+		ck_assert(in_table(r, slow));
+	}
+	nodes[dead].alive = false;
+	for (int round = 0; round < 3; round++, n++) {
+		ck_assert_msg(in_table(r, dead), "gone after %d", round);
+		key_near(dead, &key);
+		memset(&o[n], 0, sizeof(o[n]));
+		ck_assert_int_eq(dht_find(nodes[r].dht, &key, 4, on_done,
+		                     &o[n]),
+		    0);
+		run_ms(60);
+	}
+	ck_assert(!in_table(r, dead));
+	ck_assert_uint_eq(stat(r, "entries_failed"), 1);
+	for (int i = 0; i < n_nodes; i++)
+		ck_assert_msg(i == r || i == dead || in_table(r, i),
+		    "node %d left too", i);
+	net_free();
+}
+END_TEST
+
 /* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
  * seen last: one more makes the least recently seen forgotten, the most
  * recently seen kept. */
@@ -1520,6 +1613,7 @@ test_suite(void)
 	tcase_add_test(tc, test_local_answer_at_once);
 	tcase_add_test(tc, test_join_one_by_one);
 	tcase_add_test(tc, test_deadline_ticks);
+	tcase_add_test(tc, test_dead_neighbour_leaves);
 	suite_add_tcase(s, tc);
 	return s;
 }
