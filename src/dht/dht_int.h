@@ -107,6 +107,8 @@ struct dht_op {
 	unsigned n_receipts;
 	struct dhtmsg_receipt receipts[DHTMSG_REPL_MAX];
 	struct dhtkey storers[DHTMSG_REPL_MAX];
+	uint8_t storer_attempts[DHTMSG_REPL_MAX]; /* bit i: the storer
+						   * answered attempt i */
 	unsigned n_refusers;      /* storing peers that FAILed it, each once */
 	struct dhtkey refusers[DHTMSG_REPL_MAX];
 	unsigned n_held;          /* valid receipts of storers we cannot

@@ -284,6 +284,18 @@ rtable_remove(struct rtable *rt, const struct dhtkey *id)
 	}
 }
 
+bool
+rtable_knows_near(const struct rtable *rt, const struct dhtkey *key)
+{
+	/* Peers closer to key than this node are those of key's bucket and
+	 * some of the deeper ones (sharing more of our prefix). */
+	for (unsigned p = dhtkey_common_prefix(&rt->self, key); p < DHTKEY_BITS;
+	     p++)
+		if (rt->b[p].n_live >= rt->k)
+			return false;
+	return true;
+}
+
 const struct rtable_entry *
 rtable_get(const struct rtable *rt, const struct dhtkey *id)
 {

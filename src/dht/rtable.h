@@ -75,6 +75,12 @@ bool rtable_failed(struct rtable *rt, const struct dhtkey *id,
     unsigned max_fails);
 /* Forgets id wherever it is (a replacement moves up). */
 void rtable_remove(struct rtable *rt, const struct dhtkey *id);
+/* True if the table holds every peer it has been told of that may be
+ * closer to key than this node: no bucket from key's on toward this
+ * node's id is full (a full one may have parked such peers in its
+ * replacement cache). What it cannot tell: peers nobody told it of, or
+ * turned away for their network (per_net). */
+bool rtable_knows_near(const struct rtable *rt, const struct dhtkey *key);
 /* The entry of id in a bucket (not the caches), or NULL. Valid until the
  * next call that changes the table. */
 const struct rtable_entry *rtable_get(const struct rtable *rt,

@@ -1140,8 +1140,8 @@ receipt_made_up(int l, int via)
  * that sent it over its own link, one it is linked to or has in its
  * table (entries come from links), or one a link to comes up before the
  * PUT ends. In a star whose links are frozen, leaf l puts a block whose
- * key is closest to leaf s: the hub passes the PUT to s, which stores
- * it and has the hub store it too. The hub's receipt comes over its own
+ * key is closest to leaf s, then to the hub: the hub passes the PUT to
+ * s, which stores it and has the hub store it too. The hub's receipt comes over its own
  * link and counts; s's comes back through the hub, from a peer l does
  * not know, and is held, as is one signed by an identity made up on the
  * way. The PUT ends when l links to s; the made-up one never counts
@@ -1149,7 +1149,7 @@ receipt_made_up(int l, int via)
  */
 START_TEST(test_receipt_plausible)
 {
-	struct dhtkey key, w[1];
+	struct dhtkey key, w[2];
 	uint8_t data[300];
 	struct outcome o;
 	int l = 1, s;
@@ -1162,10 +1162,9 @@ START_TEST(test_receipt_plausible)
 	do {
 		randombytes_buf(data, sizeof(data));
 		dhtkey_of_block(data, sizeof(data), &key);
-		true_closest(&key, w, 1);
+		true_closest(&key, w, 2);
 		s = node_of(&w[0]);
-	} while (s == 0 || s == l ||
-	    dhtkey_closer(&key, &nodes[0].id, &nodes[l].id) > 0);
+	} while (s == 0 || s == l || node_of(&w[1]) != 0);
 	memset(&o, 0, sizeof(o));
 	ck_assert_int_eq(dht_put(nodes[l].dht, data, sizeof(data), 1800000000,
 	                     2, on_done, &o, &key),
@@ -1471,6 +1470,103 @@ START_TEST(test_dead_neighbour_leaves)
 }
 END_TEST
 
+/* Whether node i holds key. */
+static bool
+holds(int i, const struct dhtkey *key)
+{
+	return store_find(&nodes[i], key) != NULL;
+}
+
+/*
+ * A requester whose table knows the peers around a key sends its PUT to
+ * the replication closest at once, as candidates, rather than to the
+ * closest, which sent the replicas on after it (a one-way delay more):
+ * each stores it and signs straight back, one hop; the closest sends
+ * nothing on.
+ */
+START_TEST(test_put_candidates)
+{
+	uint64_t fw_r, fw_c, direct[3];
+	struct dhtkey key, w[3];
+	uint8_t data[800];
+	struct outcome o;
+	int r = 7, c[3];
+
+	net_start(16);
+	net_join();
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 3);
+	for (int i = 0; i < 3; i++) {
+		c[i] = node_of(&w[i]);
+		direct[i] = stat(c[i], "answers_direct");
+	}
+	fw_r = stat(r, "forwarded");
+	fw_c = stat(c[0], "forwarded");
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_eq(o.hops, 1);
+	ck_assert_uint_eq(stat(r, "forwarded") - fw_r, 3);
+	ck_assert_uint_eq(stat(c[0], "forwarded") - fw_c, 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert(holds(c[i], &key));
+		ck_assert_uint_eq(stat(c[i], "answers_direct") - direct[i], 1);
+	}
+	for (int i = 0; i < n_nodes; i++)
+		ck_assert(
+		    holds(i, &key) == (i == c[0] || i == c[1] || i == c[2]));
+	net_free();
+}
+END_TEST
+
+/*
+ * A requester's table may miss a peer: here r has lost its link to s,
+ * the closest to the key, and s has left its table, so r takes the 2nd,
+ * 3rd and 4th closest for the storing peers. The 4th knows s and is not
+ * among the 3 closest it knows: it routes the PUT on, to s, which
+ * places it as the closest does. The block ends at the true 3 closest,
+ * not at the 4th, and the PUT has their 3 receipts.
+ */
+START_TEST(test_put_candidate_routes_on)
+{
+	struct dhtkey key, w[4];
+	uint8_t data[900];
+	struct outcome o;
+	uint64_t fw4;
+	int r = 4, s, fourth;
+
+	net_start(16);
+	net_join();
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 4);
+	s = node_of(&w[0]);
+	fourth = node_of(&w[3]);
+	linkm[r][s] = linkm[s][r] = false;
+	rtable_remove(nodes[r].dht->rt, &nodes[s].id);
+	fw4 = stat(fourth, "forwarded");
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	/* The 2nd and 3rd signed twice (as candidates, and for s as
+	 * replicas): once is what the attempt waited for, and it needed no
+	 * other. */
+	ck_assert_uint_eq(stat(r, "retries"), 0);
+	ck_assert_uint_ge(stat(fourth, "forwarded") - fw4, 1);
+	ck_assert(!holds(fourth, &key));
+	for (int i = 0; i < 3; i++)
+		ck_assert(holds(node_of(&w[i]), &key));
+	for (int i = 0; i < 3; i++)
+		ck_assert(dhtkey_equal(&o.storers[i], &w[0]) ||
+		    dhtkey_equal(&o.storers[i], &w[1]) ||
+		    dhtkey_equal(&o.storers[i], &w[2]));
+	net_free();
+}
+END_TEST
+
 /* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
  * seen last: one more makes the least recently seen forgotten, the most
  * recently seen kept. */
@@ -1614,6 +1710,8 @@ test_suite(void)
 	tcase_add_test(tc, test_join_one_by_one);
 	tcase_add_test(tc, test_deadline_ticks);
 	tcase_add_test(tc, test_dead_neighbour_leaves);
+	tcase_add_test(tc, test_put_candidates);
+	tcase_add_test(tc, test_put_candidate_routes_on);
 	suite_add_tcase(s, tc);
 	return s;
 }
