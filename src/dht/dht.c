@@ -61,6 +61,7 @@ dht_counters_bind(struct dht *d)
 		C(rate_limited), C(completed), C(hops_total), C(retries),
 		C(origin_refused), C(rate_fails), C(rate_fails_held),
 		C(receipts_implausible), C(entries_failed),
+		C(answers_in_direct), C(answers_in_routed),
 #undef C
 	};
 

@@ -396,6 +396,12 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		(*d->c.unsolicited)++;
 		return;
 	}
+	/* Straight from the peer that answered, or back along the path
+	 * (ferry-protocol(7), "Routing"): what the requester sees of it. */
+	if (from != NULL)
+		(*(dhtkey_equal(from, &a.responder)
+		        ? d->c.answers_in_direct
+		        : d->c.answers_in_routed))++;
 	if (d->starting != NULL) {
 		/* Our own answer to a request still being started: kept for
 		 * dht_tick, which the owner calls as soon as we return, so

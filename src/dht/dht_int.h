@@ -36,6 +36,9 @@ struct dht_counters {
 	uint64_t *answers_direct;  /* answers sent straight to requesters */
 	uint64_t *answers_routed;  /* answers sent back along the path */
 	uint64_t *routed_back;     /* others' answers passed back */
+	uint64_t *answers_in_direct; /* answers to our requests that came
+				      * from the peer that gave them */
+	uint64_t *answers_in_routed; /* and through other peers */
 	uint64_t *answers_lost;    /* answers with no way on */
 	uint64_t *receipts_in;     /* valid receipts for our PUTs */
 	uint64_t *receipts_bad;    /* forged or for something else */

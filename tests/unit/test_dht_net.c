@@ -731,7 +731,7 @@ START_TEST(test_answers_routed_back)
 	uint8_t data[200];
 	struct dhtkey key;
 	struct outcome o;
-	uint64_t routed = 0, back = 0;
+	uint64_t routed = 0, back = 0, in_routed = 0;
 
 	net_start(8);
 	for (int i = 1; i < n_nodes; i++)
@@ -763,9 +763,13 @@ START_TEST(test_answers_routed_back)
 	for (int i = 0; i < n_nodes; i++) {
 		routed += stat(i, "answers_routed");
 		back += stat(i, "routed_back");
+		if (i > 0)
+			in_routed += stat(i, "answers_in_routed");
 	}
 	ck_assert_uint_gt(routed, 0);
 	ck_assert_uint_gt(back, 0);
+	/* The leaves saw them come through the hub. */
+	ck_assert_uint_eq(in_routed, back);
 	ck_assert_uint_eq(stat(0, "answers_lost"), 0);
 	net_free();
 }
@@ -1486,7 +1490,7 @@ holds(int i, const struct dhtkey *key)
  */
 START_TEST(test_put_candidates)
 {
-	uint64_t fw_r, fw_c, direct[3];
+	uint64_t fw_r, fw_c, direct[3], direct_r, routed_r;
 	struct dhtkey key, w[3];
 	uint8_t data[800];
 	struct outcome o;
@@ -1504,12 +1508,16 @@ START_TEST(test_put_candidates)
 	}
 	fw_r = stat(r, "forwarded");
 	fw_c = stat(c[0], "forwarded");
+	direct_r = stat(r, "answers_in_direct");
+	routed_r = stat(r, "answers_in_routed");
 	put_block(r, data, sizeof(data), 0, &key, &o);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_uint_eq(o.receipts, 3);
 	ck_assert_uint_eq(o.hops, 1);
 	ck_assert_uint_eq(stat(r, "forwarded") - fw_r, 3);
 	ck_assert_uint_eq(stat(c[0], "forwarded") - fw_c, 0);
+	ck_assert_uint_eq(stat(r, "answers_in_direct") - direct_r, 3);
+	ck_assert_uint_eq(stat(r, "answers_in_routed"), routed_r);
 	for (int i = 0; i < 3; i++) {
 		ck_assert(holds(c[i], &key));
 		ck_assert_uint_eq(stat(c[i], "answers_direct") - direct[i], 1);
