@@ -184,12 +184,17 @@ handshake_on_kx(struct core *core, struct transport *t,
 		(*core->ctr.kx_bad)++;
 		return;
 	}
-	if (p == NULL) {
-		if (core->n_connected >= core->cc.max_peers ||
-		    (p = peer_get(core, &m.sender)) == NULL) {
-			(*core->ctr.kx_refused)++;
-			return;
-		}
+	/* MAX_PEERS bounds the links a peer asks for, whether we knew it
+	 * (its HELO, learned from a lookup's answer) or not; one we asked
+	 * for, and the link to a peer that re-keys, go on. */
+	if (core->n_connected >= core->cc.max_peers &&
+	    (p == NULL || (!p->connected && !p->want_link))) {
+		(*core->ctr.kx_refused)++;
+		return;
+	}
+	if (p == NULL && (p = peer_get(core, &m.sender)) == NULL) {
+		(*core->ctr.kx_refused)++;
+		return;
 	}
 	memcpy(p->pk, m.pk, sizeof(p->pk));
 	if (peer_link_init(p) < 0)

@@ -63,7 +63,8 @@ dht_counters_bind(struct dht *d)
 		C(unsolicited), C(timeouts), C(requests_out),
 		C(rate_limited), C(completed), C(hops_total), C(retries),
 		C(origin_refused), C(rate_fails), C(rate_fails_held),
-		C(receipts_implausible),
+		C(receipts_implausible), C(entries_failed),
+		C(answers_in_direct), C(answers_in_routed),
 #undef C
 	};
 
@@ -84,6 +85,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 		return -ENOMEM;
 	d->env = *env;
 	d->cfg = *cfg;
+	d->deadline_told_us = UINT64_MAX;
 	TAILQ_INIT(&d->ops);
 	ratelimit_init(&d->log_rl, 1.0, 5.0);
 	dhtkey_from_peer(&env->ident->id, &d->self);
@@ -255,6 +257,9 @@ dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 
 	dht_links_used(d, from);
 	if (dhtmsg_is_answer(type)) {
+		/* Alive: whatever failures it had in a row are forgiven (an
+		 * answer that came after its attempt gave up too). */
+		(void)rtable_seen(d->rt, from, 0, dht_now(d));
 		dht_answer_receive(d, from, type, body, len);
 		return;
 	}

@@ -96,6 +96,11 @@ struct dht_env {
 	 * if none was measured: our requests' attempts through it wait a
 	 * few of them before the next. May be NULL: as 0. */
 	uint64_t (*srtt_us)(void *cls, const struct dhtkey *peer);
+	/* A deadline of ours (an attempt giving up) falls at at_us, on
+	 * now_us's clock, before the one dht_next_deadline_us() last gave:
+	 * the owner calls dht_tick() then, never from inside this call. May
+	 * be NULL: the periodic tick finds it, up to a tick late. */
+	void (*schedule)(void *cls, uint64_t at_us);
 };
 
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
@@ -172,6 +177,13 @@ void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
  * requests out and refreshes buckets; call it every 100 ms or so, and
  * when the env's wake() asks. */
 void dht_tick(struct dht *d);
+/* When dht_tick() is next due for a deadline of ours (an attempt that
+ * gives up, a request that times out; now if an answer waits), on
+ * now_us's clock; UINT64_MAX if there is none. The owner ticks then or
+ * at its period, whichever comes first, so that a lost answer costs its
+ * attempt's time and not a tick more; the env's schedule() tells it of
+ * earlier deadlines that come up in between. */
+uint64_t dht_next_deadline_us(struct dht *d);
 
 /* Stores data (1 to max_block bytes) at replication peers (0: the
  * default) until expiry (in the future, or -EINVAL); done is called

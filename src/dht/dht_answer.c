@@ -146,6 +146,8 @@ dht_storer_known(struct dht *d, const struct dhtkey *from,
 	    rtable_get(d->rt, storer) != NULL;
 }
 
+_Static_assert(DHT_ATTEMPTS_MAX <= 8, "storer_attempts holds 8 bits");
+
 /* Counts storer's receipt for attempt i of op (which may end). */
 static void
 dht_receipt_take(struct dht *d, struct dht_op *op, unsigned i,
@@ -155,6 +157,7 @@ dht_receipt_take(struct dht *d, struct dht_op *op, unsigned i,
 
 	(*d->c.receipts_in)++;
 	op->receipts[op->n_receipts] = *receipt;
+	op->storer_attempts[op->n_receipts] = (uint8_t)(1u << i);
 	op->storers[op->n_receipts++] = *storer;
 	dht_key_drop(op->refusers, &op->n_refusers, storer);
 	if (op->n_receipts == op->replication) {
@@ -199,9 +202,16 @@ dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
 		dht_log_drop(d, &a->responder, "forged or misdirected receipt");
 		return;
 	}
-	/* One peer counts once, whichever attempts it answers. */
-	if (dht_key_in(op->storers, op->n_receipts, &a->responder)) {
-		dht_attempt_answered(d, op, i, 1, NULL);
+	/* One peer counts once, whichever attempts it answers; its answer
+	 * to another attempt is one that attempt brought, a second to the
+	 * same (a candidate that also got the PUT as a replica) is not. */
+	for (unsigned j = 0; j < op->n_receipts; j++) {
+		if (!dhtkey_equal(&op->storers[j], &a->responder))
+			continue;
+		if (!(op->storer_attempts[j] & (1u << i))) {
+			op->storer_attempts[j] |= (uint8_t)(1u << i);
+			dht_attempt_answered(d, op, i, 1, NULL);
+		}
 		return;
 	}
 	if (!dht_storer_known(d, from, &a->responder)) {
@@ -386,6 +396,12 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		(*d->c.unsolicited)++;
 		return;
 	}
+	/* Straight from the peer that answered, or back along the path
+	 * (ferry-protocol(7), "Routing"): what the requester sees of it. */
+	if (from != NULL)
+		(*(dhtkey_equal(from, &a.responder)
+		        ? d->c.answers_in_direct
+		        : d->c.answers_in_routed))++;
 	if (d->starting != NULL) {
 		/* Our own answer to a request still being started: kept for
 		 * dht_tick, which the owner calls as soon as we return, so

@@ -140,6 +140,12 @@ dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
 	op->attempt_deadline_us = dht_now(d) + t;
 	if (op->attempt_deadline_us > op->deadline_us)
 		op->attempt_deadline_us = op->deadline_us;
+	/* Sooner than the owner's next tick may be: it is told. */
+	if (op->attempt_deadline_us < d->deadline_told_us) {
+		d->deadline_told_us = op->attempt_deadline_us;
+		if (d->env.schedule != NULL)
+			d->env.schedule(d->env.cls, op->attempt_deadline_us);
+	}
 }
 
 /* Routes req as anyone's, we its first hop (which dht_forward records
@@ -347,6 +353,51 @@ dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
 	dht_op_fail(d, op);
 }
 
+/*
+ * The latest attempt of op gave up with no answer at all. If it went to
+ * the neighbour closest to the key that we know, which was to answer it
+ * itself, that neighbour failed once more: max_fails failures in a row
+ * take it out of the table, and any message from it since (a late
+ * answer too, dht_receive) clears them. An attempt through another
+ * neighbour blames nobody: that one passed it on toward the closest, and
+ * the silence may be anyone's on the way (a relay that forwards to a
+ * dead peer is alive). Nor does one that had answers, or went to
+ * several peers.
+ */
+static void
+dht_attempt_blame(struct dht *d, struct dht_op *op)
+{
+	unsigned i = op->attempts - 1;
+	struct dhtkey closest;
+
+	if (op->attempts == 0 || op->blamed == op->attempts ||
+	    !op->has_hop[i] || op->waiting[i] < dht_attempt_answers(op))
+		return;
+	op->blamed = op->attempts;
+	if (dht_next_hop(d, &op->key, NULL, 0, true, &closest) == 0 &&
+	    dhtkey_equal(&closest, &op->hop[i]) &&
+	    rtable_failed(d->rt, &op->hop[i], d->cfg.max_fails))
+		(*d->c.entries_failed)++;
+}
+
+uint64_t
+dht_next_deadline_us(struct dht *d)
+{
+	uint64_t next = UINT64_MAX;
+	struct dht_op *op;
+
+	TAILQ_FOREACH(op, &d->ops, link) {
+		if (buf_size(&op->later) > 0)
+			next = 0;
+		if (op->attempt_deadline_us < next)
+			next = op->attempt_deadline_us;
+		if (op->deadline_us < next)
+			next = op->deadline_us;
+	}
+	d->deadline_told_us = next;
+	return next;
+}
+
 void
 dht_attempts_tick(struct dht *d)
 {
@@ -362,6 +413,7 @@ dht_attempts_tick(struct dht *d)
 			continue;
 		}
 		if (now >= op->deadline_us) {
+			dht_attempt_blame(d, op);
 			(*d->c.timeouts)++;
 			dht_op_fail(d, op);
 			next = TAILQ_FIRST(&d->ops);
@@ -369,8 +421,10 @@ dht_attempts_tick(struct dht *d)
 		}
 		/* The latest attempt gave up: the next, or, with none
 		 * left, the answers of those sent until the deadline. */
-		if (now >= op->attempt_deadline_us &&
-		    !dht_attempt_next(d, op, NULL))
-			op->attempt_deadline_us = op->deadline_us;
+		if (now >= op->attempt_deadline_us) {
+			dht_attempt_blame(d, op);
+			if (!dht_attempt_next(d, op, NULL))
+				op->attempt_deadline_us = op->deadline_us;
+		}
 	}
 }

@@ -37,6 +37,9 @@ struct dht_counters {
 	uint64_t *answers_direct;  /* answers sent straight to requesters */
 	uint64_t *answers_routed;  /* answers sent back along the path */
 	uint64_t *routed_back;     /* others' answers passed back */
+	uint64_t *answers_in_direct; /* answers to our requests that came
+				      * from the peer that gave them */
+	uint64_t *answers_in_routed; /* and through other peers */
 	uint64_t *answers_lost;    /* answers with no way on */
 	uint64_t *receipts_in;     /* valid receipts for our PUTs */
 	uint64_t *receipts_bad;    /* forged or for something else */
@@ -44,6 +47,8 @@ struct dht_counters {
 					 * vouch for by the end */
 	uint64_t *blocks_bad;      /* blocks that did not hash to their key */
 	uint64_t *unsolicited;     /* answers to no request of ours */
+	uint64_t *entries_failed;  /* neighbours out of the table after
+				    * max_fails silent attempts */
 	uint64_t *timeouts;        /* our requests that timed out */
 	uint64_t *requests_out;    /* requests we started */
 	uint64_t *rate_limited;    /* requests over their neighbour's rate */
@@ -96,6 +101,8 @@ struct dht_op {
 	struct dhtkey hop[DHT_ATTEMPTS_MAX]; /* the neighbour it went to */
 	bool has_hop[DHT_ATTEMPTS_MAX];      /* (none: it ended here, or it
 					      * went to several peers) */
+	unsigned blamed;          /* attempts whose neighbour was blamed
+				   * for their silence (dht_attempt.c) */
 	unsigned asked_at;        /* GET: 1 + its ASKED attempt, 0 none */
 	bool not_found;           /* GET: an asked peer said it has none */
 	int fail_status;          /* why the last FAIL said no */
@@ -106,6 +113,8 @@ struct dht_op {
 	unsigned n_receipts;
 	struct dhtmsg_receipt receipts[DHTMSG_REPL_MAX];
 	struct dhtkey storers[DHTMSG_REPL_MAX];
+	uint8_t storer_attempts[DHTMSG_REPL_MAX]; /* bit i: the storer
+						   * answered attempt i */
 	unsigned n_refusers;      /* storing peers that FAILed it, each once */
 	struct dhtkey refusers[DHTMSG_REPL_MAX];
 	unsigned n_held;          /* valid receipts of storers we cannot
@@ -143,6 +152,8 @@ struct dht {
 	struct dht_op *starting; /* the request of ours being started */
 	struct dht_rtt rtt[3];   /* of our PUTs, GETs and FINDs */
 	bool looked_up_self;  /* the first self-lookup was sent */
+	uint64_t deadline_told_us; /* the earliest deadline the owner knows
+				    * of (see dht_next_deadline_us) */
 	struct dht_counters c;
 	struct dht_links *links;   /* the links chosen (dht_links.c) */
 	struct ratelimit log_rl;   /* lines about peers' bad input */

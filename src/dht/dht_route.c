@@ -6,8 +6,11 @@
  * ends. A GET ends earlier, at the first peer that holds the block. A
  * PUT ends at the closest peer, which stores it if it is among the
  * `replication` closest it knows and sends it, marked REPLICA, to the
- * others. Every request ends in an answer to the requester: a block,
- * receipts, peers, or a FAIL that says why, never silence.
+ * others; or earlier, at the first hop that knows those peers, which
+ * sends it to all of them at once, marked CANDIDATE (each checks that it
+ * is one, and routes the PUT on if not). Every request ends in an answer
+ * to the requester: a block, receipts, peers, or a FAIL that says why,
+ * never silence.
  */
 #include "dht/dht_int.h"
 
@@ -256,6 +259,52 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 	}
 }
 
+/* Sends req one hop on, flagged flag (REPLICA or CANDIDATE), to each of
+ * the n peers of ids but this node; how many it went to. The block is
+ * encoded once for all of them. */
+static unsigned
+dht_put_spread(struct dht *d, const struct dhtmsg_req *req, uint8_t flag,
+    const struct dhtkey *ids, size_t n)
+{
+	struct dhtmsg_req rep = *req;
+	unsigned sent = 0;
+	struct buf out;
+
+	rep.flags = flag;
+	/* A replica goes no further; a candidate may have to go on. */
+	rep.hops_left = flag == DHTMSG_F_REPLICA ? 0 : req->hops_left - 1;
+	if (rep.hops < DHTMSG_HOPS_MAX)
+		rep.hops++;
+	buf_init(&out);
+	if (dhtmsg_req_encode(&rep, &out) == 0)
+		for (size_t i = 0; i < n; i++) {
+			if (dhtkey_equal(&ids[i], &d->self))
+				continue;
+			if (d->env.send(d->env.cls, &ids[i], rep.type,
+			        buf_head(&out), buf_size(&out)) < 0) {
+				/* The requester's count shows it. */
+				(*d->c.no_route)++;
+				continue;
+			}
+			(*d->c.forwarded)++;
+			sent++;
+		}
+	buf_done(&out);
+	return sent;
+}
+
+/* Our own PUT's attempt being started (from NULL) went to n candidates,
+ * the answers it may bring: fewer than its replication when sends
+ * failed, so that it ends when those answered, not at its deadline. */
+static void
+dht_put_expect(struct dht *d, const struct dhtkey *from, unsigned n)
+{
+	struct dht_op *op = d->starting;
+
+	if (from == NULL && op != NULL && op->attempts > 0)
+		op->waiting[op->attempts - 1] = n;
+}
+
 /* The PUT ends here: the replication closest peers we know, ourselves
  * included, are the ones to hold it. */
 static void
@@ -263,35 +312,107 @@ dht_place(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
 	struct dhtkey ids[DHTMSG_REPL_MAX];
-	struct dhtmsg_req rep = *req;
-	struct buf out;
 	size_t n = dht_closest_with_self(d, &req->key, req->put.replication,
 	    ids);
 
-	rep.flags = DHTMSG_F_REPLICA;
-	rep.hops_left = 0;
-	buf_init(&out);
-	for (size_t i = 0; i < n; i++) {
-		if (dhtkey_equal(&ids[i], &d->self)) {
+	for (size_t i = 0; i < n; i++)
+		if (dhtkey_equal(&ids[i], &d->self))
 			dht_store(d, req, from);
-			continue;
-		}
-		buf_reset(&out);
-		if (dhtmsg_req_encode(&rep, &out) < 0 ||
-		    d->env.send(d->env.cls, &ids[i], rep.type, buf_head(&out),
-		        buf_size(&out)) < 0)
-			(*d->c.no_route)++; /* the requester's count shows it */
-		else
-			(*d->c.forwarded)++;
+	/* Our own attempt still waits for replication answers: a peer may
+	 * come up meanwhile, for the next attempt to place it on. */
+	(void)dht_put_spread(d, req, DHTMSG_F_REPLICA, ids, n);
+}
+
+/*
+ * The peers to send req to as candidates, into ids (how many; 0: none):
+ * the replication closest to its key that we are linked to, when all of
+ * them are closer to it than we are and our table knows every peer that
+ * may be (rtable_knows_near). Then each is sent the block at once, as the
+ * peer the PUT would end at would send it to them, one one-way delay
+ * sooner; each checks for itself that it is among the closest it knows,
+ * and routes the PUT on if not. A table can be wrong (a peer it was never
+ * told of): we are never one of the candidates, and so do not store a
+ * block on our view alone (a node that knows little would take it for
+ * itself), and a wrong candidate costs a hop, not a misplaced block.
+ */
+static size_t
+dht_put_candidates(struct dht *d, const struct dhtmsg_req *req,
+    struct dhtkey *ids)
+{
+	size_t n;
+
+	if (req->hops_left == 0 || !rtable_knows_near(d->rt, &req->key))
+		return 0;
+	n = dht_closest_with_self(d, &req->key, req->put.replication, ids);
+	if (n < req->put.replication)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (dhtkey_equal(&ids[i], &d->self))
+			return 0;
+	return n;
+}
+
+/* Whether this node is among the replication closest to key it knows. */
+static bool
+dht_put_ours(struct dht *d, const struct dhtmsg_req *req)
+{
+	struct dhtkey ids[DHTMSG_REPL_MAX];
+	size_t n =
+	    dht_closest_with_self(d, &req->key, req->put.replication, ids);
+
+	for (size_t i = 0; i < n; i++)
+		if (dhtkey_equal(&ids[i], &d->self))
+			return true;
+	return false;
+}
+
+/* Checks a PUT where it is stored or spread, not at every hop: a relay
+ * passes a forgery on, and the storing peer refuses it. Our own is
+ * ours. */
+static bool
+dht_put_checked(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	if (from == NULL || dhtmsg_put_verify(&req->key, &req->put) == 0)
+		return true;
+	(*d->c.refused)++;
+	dht_log_drop(d, from, "PUT with a bad signature or hash");
+	dht_fail(d, req, from, DHTMSG_REFUSED);
+	return false;
+}
+
+static void dht_route_put(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from);
+
+/* A PUT sent to us as a candidate: stored if we take ourselves for one
+ * of its storing peers too, else routed on as any PUT (seen once, as any
+ * request: a loop back here ends). */
+static void
+dht_route_candidate(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	struct dhtmsg_req on = *req;
+
+	if (dht_put_ours(d, req)) {
+		if (dht_put_checked(d, req, from))
+			dht_store(d, req, from);
+		return;
 	}
-	buf_done(&out);
+	on.flags = 0;
+	if (pathcache_add(d->paths, &on.requester, on.req_id, from,
+	        dht_now(d)) == -EEXIST) {
+		(*d->c.duplicates)++;
+		return;
+	}
+	dht_route_put(d, &on, from);
 }
 
 static void
 dht_route_put(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
-	bool replica = (req->flags & DHTMSG_F_REPLICA) != 0;
+	struct dhtkey ids[DHTMSG_REPL_MAX];
+	size_t n;
 
 	if (req->put.block_len > d->cfg.max_block ||
 	    req->put.expiry <= d->env.wall_s(d->env.cls)) {
@@ -299,20 +420,32 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		dht_fail(d, req, from, DHTMSG_REFUSED);
 		return;
 	}
-	if (!replica && dht_forward(d, req, from) == 0)
-		return;
-	/* Checked where it is stored, not at every hop: a relay passes a
-	 * forgery on, and the storing peer refuses it. */
-	if (dhtmsg_put_verify(&req->key, &req->put) < 0) {
-		(*d->c.refused)++;
-		if (from != NULL)
-			dht_log_drop(d, from, "PUT with a bad signature or hash");
-		dht_fail(d, req, from, DHTMSG_REFUSED);
+	if (req->flags & DHTMSG_F_CANDIDATE) {
+		dht_route_candidate(d, req, from);
 		return;
 	}
-	if (replica)
-		dht_store(d, req, from);
-	else
+	if (req->flags & DHTMSG_F_REPLICA) {
+		if (dht_put_checked(d, req, from))
+			dht_store(d, req, from);
+		return;
+	}
+	n = dht_put_candidates(d, req, ids);
+	if (n > 0) {
+		/* Checked before it is spread: a forgery is not sent on to
+		 * replication peers, each of which would answer it. */
+		if (!dht_put_checked(d, req, from))
+			return;
+		n = dht_put_spread(d, req, DHTMSG_F_CANDIDATE, ids, n);
+		dht_put_expect(d, from, (unsigned)n);
+		if (n == 0) {
+			(*d->c.no_route)++;
+			dht_fail(d, req, from, DHTMSG_NO_ROUTE);
+		}
+		return;
+	}
+	if (dht_forward(d, req, from) == 0)
+		return;
+	if (dht_put_checked(d, req, from))
 		dht_place(d, req, from);
 }
 
@@ -321,10 +454,11 @@ dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req)
 {
 	bool replica = req->type == FERRY_MSG_DHT_PUT &&
-	    (req->flags & DHTMSG_F_REPLICA) != 0;
+	    (req->flags & (DHTMSG_F_REPLICA | DHTMSG_F_CANDIDATE)) != 0;
 
 	/* A replica goes nowhere further, and its requester's path runs
-	 * through the peer that sent it (which saw the PUT itself). */
+	 * through the peer that sent it (which saw the PUT itself); so does
+	 * a candidate's, unless it goes on (dht_route_candidate). */
 	if (!replica && pathcache_add(d->paths, &req->requester, req->req_id,
 	                    from, dht_now(d)) == -EEXIST) {
 		(*d->c.duplicates)++;

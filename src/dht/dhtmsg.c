@@ -58,6 +58,17 @@ dhtmsg_put_decode(const uint8_t *p, size_t len, struct dhtmsg_put *put)
 	return 0;
 }
 
+/* A request's flags: a PUT's REPLICA or CANDIDATE, not both; none on
+ * the others. */
+static bool
+dhtmsg_flags_valid(uint16_t type, uint8_t flags)
+{
+	if (type != FERRY_MSG_DHT_PUT)
+		return flags == 0;
+	return flags == 0 || flags == DHTMSG_F_REPLICA ||
+	    flags == DHTMSG_F_CANDIDATE;
+}
+
 int
 dhtmsg_req_decode(uint16_t type, const void *body, size_t len,
     struct dhtmsg_req *ret)
@@ -74,8 +85,7 @@ dhtmsg_req_decode(uint16_t type, const void *body, size_t len,
 	m.flags = p[1];
 	m.hops_left = p[2];
 	m.hops = p[3];
-	if ((m.flags & ~(type == FERRY_MSG_DHT_PUT ? DHTMSG_F_REPLICA : 0)) !=
-	        0 ||
+	if (!dhtmsg_flags_valid(type, m.flags) ||
 	    m.hops_left > DHTMSG_HOPS_MAX || m.hops > DHTMSG_HOPS_MAX)
 		return -EBADMSG;
 	m.req_id = wire_get64(p + 4);
@@ -110,7 +120,7 @@ dhtmsg_req_valid(const struct dhtmsg_req *m)
 	bool put = m->type == FERRY_MSG_DHT_PUT;
 
 	if (!dhtmsg_is_request(m->type) ||
-	    (m->flags & ~(put ? DHTMSG_F_REPLICA : 0)) != 0 ||
+	    !dhtmsg_flags_valid(m->type, m->flags) ||
 	    m->hops_left > DHTMSG_HOPS_MAX || m->hops > DHTMSG_HOPS_MAX ||
 	    m->helo_len > DHTMSG_HELO_MAX)
 		return false;

@@ -9,7 +9,8 @@
  *
  * Requests (PUT, GET, FIND), routed hop by hop toward key:
  *    0 u8  version      DHTMSG_VERSION
- *    1 u8  flags        DHTMSG_F_REPLICA (PUT only), all others 0
+ *    1 u8  flags        DHTMSG_F_REPLICA or DHTMSG_F_CANDIDATE (PUT
+ *                       only, not both), all others 0
  *    2 u8  hops_left    1..DHTMSG_HOPS_MAX: hops it may still take
  *    3 u8  hops         hops taken so far
  *    4 u64 req_id       chosen by the requester
@@ -67,6 +68,8 @@ struct identity;
 #define DHTMSG_REPL_MAX   16
 #define DHTMSG_BLOCK_MAX  (4u * 1024 * 1024)
 #define DHTMSG_F_REPLICA  0x01 /* PUT: store here; do not route it on */
+/* PUT: store here if among the closest here, else route it on. */
+#define DHTMSG_F_CANDIDATE  0x02
 #define DHTMSG_F_ROUTED   0x01 /* answer: going back hop by hop */
 #define DHTMSG_REQ_FIXED  78
 #define DHTMSG_PUT_FIXED  (2 + 8 + FERRY_PUBKEY_LEN + FERRY_SIG_LEN + 4)

@@ -21,7 +21,6 @@
 #include "lib/stats.h"
 #include "lib/time.h"
 
-#define DHTNODE_TICK_US  (100u * 1000)
 #define DHTNODE_SAVE_US  (300u * 1000 * 1000) /* the table, every 5 min */
 #define DHTNODE_TABLE_MAX (8u << 20)
 
@@ -158,6 +157,7 @@ dhtnode_tick_cb(evutil_socket_t fd, short what, void *cls)
 	(void)fd;
 	(void)what;
 	dht_tick(n->dht);
+	dhtnode_tick_arm(n, dht_next_deadline_us(n->dht));
 	dhtnode_counters_update(n);
 	if (time_mono_us() - n->saved_us >= DHTNODE_SAVE_US)
 		dhtnode_save(n);
@@ -166,7 +166,6 @@ dhtnode_tick_cb(evutil_socket_t fd, short what, void *cls)
 static int
 dhtnode_open(struct dhtnode *n, const struct dhtnode_cfg *c)
 {
-	struct timeval tv = { 0, DHTNODE_TICK_US };
 	struct dht_env env;
 	int r;
 
@@ -193,7 +192,7 @@ dhtnode_open(struct dhtnode *n, const struct dhtnode_cfg *c)
 	if (r < 0)
 		return r;
 	n->ev_tick = event_new(n->base, -1, EV_PERSIST, dhtnode_tick_cb, n);
-	if (n->ev_tick == NULL || event_add(n->ev_tick, &tv) < 0)
+	if (n->ev_tick == NULL || dhtnode_tick_arm(n, UINT64_MAX) < 0)
 		return -ENOMEM;
 	n->saved_us = time_mono_us();
 	return 0;

@@ -173,9 +173,8 @@ dhtnode_usage(void *cls, struct dht_store_usage *ret)
 	ret->quota = st.quota;
 }
 
-/* The tick's event run now, once, as well as every DHTNODE_TICK_US
- * (EV_READ rather than EV_TIMEOUT: its next run is then due a whole
- * tick later, not moved on from the one it was waiting for). */
+/* The tick's event run now, once (EV_READ rather than EV_TIMEOUT: the
+ * run re-arms it for its next deadline, dhtnode_tick_arm). */
 static void
 dhtnode_wake(void *cls)
 {
@@ -183,6 +182,33 @@ dhtnode_wake(void *cls)
 
 	if (n->ev_tick != NULL && !n->store_closing)
 		event_active(n->ev_tick, EV_READ, 1);
+}
+
+int
+dhtnode_tick_arm(struct dhtnode *n, uint64_t at_us)
+{
+	uint64_t now = time_mono_us(), wait = DHTNODE_TICK_US;
+	struct timeval tv;
+
+	if (at_us <= now)
+		wait = 0;
+	else if (at_us - now < wait)
+		wait = at_us - now;
+	n->tick_at_us = now + wait;
+	tv.tv_sec = (time_t)(wait / 1000000);
+	tv.tv_usec = (suseconds_t)(wait % 1000000);
+	return event_add(n->ev_tick, &tv) == 0 ? 0 : -ENOMEM;
+}
+
+/* An attempt's deadline before the tick's next run: the tick runs then
+ * (an answer lost costs the attempt's time, not up to a tick more). */
+static void
+dhtnode_schedule(void *cls, uint64_t at_us)
+{
+	struct dhtnode *n = cls;
+
+	if (n->ev_tick != NULL && !n->store_closing && at_us < n->tick_at_us)
+		(void)dhtnode_tick_arm(n, at_us);
 }
 
 static uint64_t
@@ -230,4 +256,5 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->stat = dhtnode_stat;
 	env->wake = dhtnode_wake;
 	env->srtt_us = dhtnode_srtt;
+	env->schedule = dhtnode_schedule;
 }

@@ -18,6 +18,8 @@ struct dhtnode_cfg {
 	uint64_t quota;
 };
 
+#define DHTNODE_TICK_US (100u * 1000) /* dht_tick at least this often */
+
 struct store;
 
 /* The block store's figures as "dht.store_*" counters, copied from
@@ -40,6 +42,7 @@ struct dhtnode {
 	struct store *store;     /* owned */
 	struct dht *dht;         /* owned */
 	struct event *ev_tick;   /* dht_tick, and saving the table */
+	uint64_t tick_at_us;     /* when it is due next (time_mono_us) */
 	struct core_sub peer_sub;
 	bool handler_set;
 	bool store_closing;      /* store_free() runs: no more calls */
@@ -57,5 +60,8 @@ int dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret);
 /* dhtnode_env.c */
 /* Fills env with the calls that go to n's core and store. */
 void dhtnode_env_fill(struct dhtnode *n, struct dht_env *env);
+/* Arms the tick's event for at_us (time_mono_us; past: at once), or for
+ * DHTNODE_TICK_US from now if that is sooner. 0 or -ENOMEM. */
+int dhtnode_tick_arm(struct dhtnode *n, uint64_t at_us);
 
 #endif /* FERRY_DHT_DHTNODE_INT_H */

@@ -293,6 +293,18 @@ rtable_has_room(const struct rtable *rt, const struct dhtkey *id)
 	    rtable_find(b->live, b->n_live, id) >= 0);
 }
 
+bool
+rtable_knows_near(const struct rtable *rt, const struct dhtkey *key)
+{
+	/* Peers closer to key than this node are those of key's bucket and
+	 * some of the deeper ones (sharing more of our prefix). */
+	for (unsigned p = dhtkey_common_prefix(&rt->self, key); p < DHTKEY_BITS;
+	     p++)
+		if (rt->b[p].n_live >= rt->k)
+			return false;
+	return true;
+}
+
 const struct rtable_entry *
 rtable_get(const struct rtable *rt, const struct dhtkey *id)
 {

@@ -79,6 +79,12 @@ void rtable_remove(struct rtable *rt, const struct dhtkey *id);
  * now (the bound on networks aside, as id's is not known yet): a peer
  * worth a link. */
 bool rtable_has_room(const struct rtable *rt, const struct dhtkey *id);
+/* True if the table holds every peer it has been told of that may be
+ * closer to key than this node: no bucket from key's on toward this
+ * node's id is full (a full one may have parked such peers in its
+ * replacement cache). What it cannot tell: peers nobody told it of, or
+ * turned away for their network (per_net). */
+bool rtable_knows_near(const struct rtable *rt, const struct dhtkey *key);
 /* The entry of id in a bucket (not the caches), or NULL. Valid until the
  * next call that changes the table. */
 const struct rtable_entry *rtable_get(const struct rtable *rt,

@@ -6,7 +6,10 @@
  *   latency     PUT and GET of 1 KiB and 256 KiB blocks one at a time
  *               (p50, p99, mean hops from dht.completed and
  *               dht.hops_total), without emulated delay and with 30 ms
- *               one-way delay on every daemon ([testing] DELAY);
+ *               one-way delay on every daemon ([testing] DELAY), and
+ *               GETs of the same blocks from leaves, daemons linked to
+ *               one member only, whose answers come back along the
+ *               path (the answers' way told by dht.answers_in_*);
  *   throughput  PUTs and GETs from one client process with many
  *               requests in flight through one daemon, with replication
  *               1 and 3, against ferry's own bulk link throughput
@@ -108,6 +111,9 @@ db_opt(int opt, const char *arg, void *cls)
 	case 'n':
 		p->ops = (unsigned)strtoul(arg, &end, 10);
 		return *end == '\0' && p->ops > 0 && p->ops <= 100000 ? 0 : -1;
+	case 'V':
+		p->leaves = (unsigned)strtoul(arg, &end, 10);
+		return *end == '\0' && p->leaves <= DB_MAX_LEAVES ? 0 : -1;
 	case 'L':
 		p->lat_repl = (unsigned)strtoul(arg, &end, 10);
 		return *end == '\0' && p->lat_repl <= FERRY_DHT_REPL_MAX ? 0
@@ -300,8 +306,16 @@ db_network(struct db_ctx *x, unsigned di)
 		x->rss.idle_n = net.n;
 		x->rss.idle_delay = delay;
 	}
-	if (x->p.do_lat)
+	if (x->p.do_lat && x->p.leaves > 0) {
+		r = dbnet_add_leaves(&net, x->p.leaves, x->transport,
+		    x->o.extra_cfg);
+		bench_log(&x->o, "%u leaves linked", x->p.leaves);
+	}
+	if (r == 0 && x->p.do_lat)
 		r = db_latency(x, &net, di);
+	/* Gone before the throughput runs: their blocks are random, and
+	 * some would be placed on a leaf. */
+	dbnet_stop_leaves(&net);
 	if (r == 0 && first && x->p.do_tput) {
 		x->tput_delay = delay;
 		r = db_throughput(x, &net);
@@ -321,6 +335,7 @@ db_defaults(struct db_ctx *x)
 
 	p->daemons = 16;
 	p->ops = 200;
+	p->leaves = 4;
 	p->n_sizes = 2;
 	p->sizes[0] = 1024;
 	p->sizes[1] = 256 * 1024;
@@ -341,13 +356,17 @@ db_defaults(struct db_ctx *x)
 }
 
 static const char db_usage[] =
-    " [-N DAEMONS] [-n OPS] [-L REPL] [-s SIZES] [-l DELAYS] [-j JOBS]\n"
-    "       [-k COUNTS] [-R REPLS] [-b MIB] [-S BLOCKS] [-w PARTS]\n"
+    " [-N DAEMONS] [-n OPS] [-L REPL] [-V LEAVES] [-s SIZES] [-l DELAYS]\n"
+    "       [-j JOBS] [-k COUNTS] [-R REPLS] [-b MIB] [-S BLOCKS] "
+    "[-w PARTS]\n"
     "  -N N      daemons in the network (default 16)\n"
     "  -n N      latency: requests of each kind per size and run "
     "(default 200)\n"
     "  -L N      latency: replication of the PUTs (default 0: the "
     "daemons', 3)\n"
+    "  -V N      latency: leaves, daemons linked to one member only, "
+    "that GET\n"
+    "            every block too (default 4; 0: none)\n"
     "  -s LIST   block sizes in bytes (default 1024,262144)\n"
     "  -l LIST   one-way delays in ms, each a network of its own "
     "(default 0,30);\n"
@@ -372,7 +391,7 @@ main(int argc, char **argv)
 	int r = 0;
 
 	db_defaults(&x);
-	bench_opts_parse(&x.o, argc, argv, "N:n:L:s:l:j:k:R:b:S:w:", db_opt,
+	bench_opts_parse(&x.o, argc, argv, "N:n:L:V:s:l:j:k:R:b:S:w:", db_opt,
 	    &x.p, db_usage);
 	if (x.o.reps == 5)
 		x.o.reps = 3; /* the common default; 3 runs here */

@@ -5,7 +5,10 @@
  * core's links left to the DHT as in tests/integration/test_dht.c; the
  * DHT counters summed over it; blocks of unique bytes; and the two kinds
  * of load: one request at a time (latency, dht_lat.c) and many in flight
- * from one client process (throughput, dht_tput.c).
+ * from one client process (throughput, dht_tput.c). Beside the network,
+ * "leaves": daemons that take one link only ([core] MAX_PEERS = 1), to
+ * one member, so that the peers that answer their requests cannot link
+ * to them and answer back along the path (issue 12: "measure both").
  */
 #ifndef FERRY_BENCH_DHT_BENCH_H
 #define FERRY_BENCH_DHT_BENCH_H
@@ -22,7 +25,22 @@
 #define DB_MAX_DAEMONS 64
 #define DB_MAX_JOBS    64 /* a connection each: threads of one client */
 #define DB_HDR_LEN     16 /* a throughput block's unique header */
+#define DB_MAX_LEAVES   16
 #define DB_HOP_CLASSES 3  /* requests of 0, 1, and 2 or more hops */
+/* The classes of requests reported: by lookup length (0, 1, 2+), and by
+ * the way their answers came, straight from the peer that gave them or
+ * through others (the origin's dht.answers_in_direct/_routed). */
+#define DB_CLASS_DIRECT (DB_HOP_CLASSES)
+#define DB_CLASS_ROUTED (DB_HOP_CLASSES + 1)
+#define DB_CLASSES      (DB_HOP_CLASSES + 2)
+
+/* How a request's answers came to its origin. */
+enum db_path {
+	DB_PATH_UNKNOWN = -1,
+	DB_PATH_LOCAL,  /* from the origin itself, no answer over a link */
+	DB_PATH_DIRECT, /* all straight from the peers that gave them */
+	DB_PATH_ROUTED, /* at least one through another peer */
+};
 
 /* The daemons of one network. */
 struct dbnet {
@@ -30,6 +48,9 @@ struct dbnet {
 	struct harness_daemon *d[DB_MAX_DAEMONS];
 	unsigned n;
 	unsigned delay_ms; /* [testing] DELAY on every daemon; 0: none */
+	struct harness_daemon *leaf[DB_MAX_LEAVES]; /* running, or NULL */
+	unsigned n_leaves;
+	unsigned entry[DB_MAX_LEAVES]; /* the member each leaf links to */
 };
 
 /* The DHT counters of a network, summed over its daemons (or of one). */
@@ -64,6 +85,13 @@ struct dbnet_counts {
 int dbnet_start(struct dbnet *net, const char *name, unsigned n,
     const char *transport, unsigned delay_ms, const char *extra,
     unsigned wait_ms);
+/* Adds n leaves (at most DB_MAX_LEAVES), the i-th linked to member
+ * i * net->n / n only, and waits until each has its link; with their
+ * refresh lookups off, as the members'. 0 or a negative errno. */
+int dbnet_add_leaves(struct dbnet *net, unsigned n, const char *transport,
+    const char *extra);
+/* Stops the leaves (the members' tables keep them, unlinked). */
+void dbnet_stop_leaves(struct dbnet *net);
 /* Stops the daemons and removes their directories. */
 void dbnet_free(struct dbnet *net);
 /* Peers in d's routing table, or 0 if it does not answer. */
@@ -91,11 +119,13 @@ double db_quantile(double *v, size_t n, double q);
 
 /* One timed request of the latency part. */
 struct db_op {
-	unsigned origin; /* daemon whose client asked */
+	unsigned origin; /* daemon whose client asked (a leaf's index for a
+			  * leaf's request) */
 	double ms;       /* from the call to its return */
 	int status;      /* 0 or the negative errno it returned */
 	int hops;        /* its lookup length (origin's dht.hops_total
 			  * before and after), -1 if unknown */
+	enum db_path path; /* how its answers came */
 };
 
 /* The requests of one lookup length in a run. */
@@ -105,31 +135,43 @@ struct db_lat_class {
 	double hops;     /* their mean hops */
 };
 
+/* The phases of a latency run: the members' PUTs, their GETs, and the
+ * leaves' GETs of the same blocks. */
+enum db_lat_op { DB_OP_PUT, DB_OP_GET, DB_OP_LGET, DB_OPS };
+
+/* One phase of a latency run. */
+struct db_lat_phase {
+	double p50, p99; /* ms, successful requests */
+	double hops;     /* mean lookup length: of the requests' own, else
+			  * from the network's counters */
+	unsigned fail;
+	unsigned n; /* requests made (0: the phase did not run) */
+	struct db_lat_class cls[DB_CLASSES]; /* by class (DB_CLASS_*) */
+	struct dbnet_counts c;               /* the members' counter deltas */
+};
+
 /* What one latency run measured for one block size. */
 struct db_lat_run {
-	double put_p50, put_p99; /* ms, successful requests */
-	double get_p50, get_p99;
-	double p2g_p50;            /* a block's PUT plus its GET, median */
-	double put_hops, get_hops; /* mean lookup length of each phase:
-				    * of the requests' own, else from the
-				    * network's counters */
-	unsigned put_fail, get_fail;
-	/* By lookup length: 0, 1, 2 or more hops. */
-	struct db_lat_class put_h[DB_HOP_CLASSES], get_h[DB_HOP_CLASSES];
-	struct dbnet_counts put_c, get_c; /* the phases' counter deltas */
+	struct db_lat_phase op[DB_OPS];
+	double p2g_p50; /* a block's PUT plus its GET, median */
 };
 
 /*
  * A latency run: n PUTs of size-byte blocks of unique bytes, one at a
  * time, from daemon j % N for the j-th (replication: the count each PUT
  * asks for; 0 the daemons' default), then a GET of each from another
- * daemon, one at a time. Each request's hops are the difference of its
- * origin's dht.hops_total around it (refresh lookups are off, so the
- * request is the origin's only one). Fills *ret; every request goes to
- * ops_csv (may be NULL) as a row "tag,op,j,origin,hops,ms,status". 0 or
- * a negative errno
- * when the run could not be made (a failed request is counted, not an
- * error).
+ * daemon, one at a time, then, with leaves, a GET of each from a leaf.
+ * With leaves, a block's bytes are drawn until no leaf is among the
+ * replication + 2 ids closest to its key (the members then neither store
+ * it on a leaf nor route to one) and the leaf that GETs it has its one
+ * neighbour closer to the key than itself (else its GET ends at once, at
+ * itself). Each request's hops are the difference of its origin's
+ * dht.hops_total around it (refresh lookups are off, so the request is
+ * the origin's only one), its answers' way the same of its
+ * dht.answers_in_direct and _routed. Fills *ret; every request goes to
+ * ops_csv (may be NULL) as a row "tag,op,j,origin,hops,path,ms,status".
+ * 0 or a negative errno when the run could not be made (a failed request
+ * is counted, not an error).
  */
 int db_latency_run(const struct dbnet *net, size_t size, unsigned n,
     unsigned replication, FILE *ops_csv, const char *tag,

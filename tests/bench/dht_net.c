@@ -171,6 +171,86 @@ dbnet_start(struct dbnet *net, const char *name, unsigned n,
 	return r;
 }
 
+/* The ferry:// URI of member i. 0 or a negative errno; *ret to free. */
+static int
+dbnet_uri(const struct dbnet *net, unsigned i, char **ret)
+{
+	struct ferry_client *c;
+	int r = harness_daemon_client(net->d[i], &c);
+
+	if (r < 0)
+		return r;
+	r = ferry_hello(c, ret);
+	ferry_client_close(c);
+	return r;
+}
+
+int
+dbnet_add_leaves(struct dbnet *net, unsigned n, const char *transport,
+    const char *extra)
+{
+	uint64_t end = harness_now_ms() + 60000;
+	char *uri = NULL;
+	int r = 0;
+
+	if (n > DB_MAX_LEAVES)
+		return -EINVAL;
+	for (unsigned i = 0; r == 0 && i < n; i++) {
+		struct harness_daemon *d;
+
+		net->entry[i] = i * net->n / n;
+		r = dbnet_uri(net, net->entry[i], &uri);
+		if (r == 0)
+			r = harness_daemon_new(net->h, &net->leaf[i]);
+		if (r < 0)
+			break;
+		net->n_leaves = i + 1;
+		d = net->leaf[i];
+		r = harness_daemon_transports(d, transport);
+		/* One link: the one it makes to its entry. The peers that
+		 * answer its requests cannot link to it. */
+		if (r == 0)
+			r = harness_daemon_config(d,
+			    "%s%s[core]\nMAX_PEERS = 1\nBOOTSTRAP = %s\n",
+			    DBNET_CFG, DBNET_CFG_QUIET, uri);
+		if (r == 0 && net->delay_ms > 0)
+			r = harness_daemon_config(d,
+			    "[testing]\nENABLE = yes\nDELAY = %u ms\n",
+			    net->delay_ms);
+		if (r == 0 && extra != NULL)
+			r = harness_daemon_config(d, "%s\n", extra);
+		if (r == 0)
+			r = harness_daemon_start_ready(d);
+		free(uri);
+		uri = NULL;
+	}
+	for (unsigned i = 0; r == 0 && i < net->n_leaves; i++)
+		while (dbnet_table_size(net->leaf[i]) < 1) {
+			if (harness_now_ms() > end) {
+				fprintf(stderr,
+				    "bench_dht: leaf %u has no link to d%u\n",
+				    i, net->entry[i]);
+				r = -ETIMEDOUT;
+				break;
+			}
+			harness_sleep_ms(50);
+		}
+	if (r < 0) {
+		fprintf(stderr, "bench_dht: the leaves did not start: %s\n",
+		    strerror(-r));
+		harness_dump_logs(net->h);
+	}
+	return r;
+}
+
+void
+dbnet_stop_leaves(struct dbnet *net)
+{
+	for (unsigned i = 0; i < net->n_leaves; i++)
+		if (net->leaf[i] != NULL)
+			(void)harness_daemon_stop(net->leaf[i], 5000, NULL);
+}
+
 void
 dbnet_free(struct dbnet *net)
 {

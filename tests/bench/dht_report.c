@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const db_op_name[2] = { "put", "get" };
+static const char *const db_op_name[DB_OPS] = { "put", "get", "lget" };
 
 /* A number for gnuplot's data files: "?" (missing) for NaN. */
 static const char *
@@ -40,7 +40,7 @@ int
 db_report_open(struct db_ctx *x)
 {
 	x->ops_csv = bench_csv_open(&x->o, "dht_latency_ops.csv",
-	    "delay_ms,size,run,op,j,origin,hops,ms,status");
+	    "delay_ms,size,run,op,j,origin,hops,path,ms,status");
 	x->lat_csv = bench_csv_open(&x->o, "dht_latency_runs.csv",
 	    "delay_ms,size,run,op,p50_ms,p99_ms,hops,failed,completed,"
 	    "hops_total,requests_out,timeouts,retries,rate_limited,"
@@ -72,15 +72,14 @@ static void
 db_lat_csv_row(struct db_ctx *x, unsigned di, unsigned si, unsigned rep, int g)
 {
 	const struct db_lat_run *run = &x->lat[di][si][rep];
-	const struct dbnet_counts *c = g ? &run->get_c : &run->put_c;
+	const struct db_lat_phase *ph = &run->op[g];
+	const struct dbnet_counts *c = &ph->c;
 
 	fprintf(x->lat_csv,
 	    "%u,%zu,%u,%s,%.4f,%.4f,%.3f,%u,%llu,%llu,%llu,%llu,%llu,%llu,"
 	    "%llu,%llu,%llu,%.4f,%.2f\n",
-	    x->p.delays[di], x->p.sizes[si], rep + 1, db_op_name[g],
-	    g ? run->get_p50 : run->put_p50, g ? run->get_p99 : run->put_p99,
-	    g ? run->get_hops : run->put_hops,
-	    g ? run->get_fail : run->put_fail, (unsigned long long)c->completed,
+	    x->p.delays[di], x->p.sizes[si], rep + 1, db_op_name[g], ph->p50,
+	    ph->p99, ph->hops, ph->fail, (unsigned long long)c->completed,
 	    (unsigned long long)c->hops, (unsigned long long)c->requests_out,
 	    (unsigned long long)c->timeouts, (unsigned long long)c->retries,
 	    (unsigned long long)c->rate_limited, (unsigned long long)c->direct,
@@ -95,19 +94,25 @@ db_report_lat_run(struct db_ctx *x, unsigned di, unsigned si, unsigned rep)
 	char sz[32];
 
 	x->lat_n[di][si] = rep + 1;
-	for (int g = 0; g < 2 && x->lat_csv != NULL; g++)
-		db_lat_csv_row(x, di, si, rep, g);
-	bench_log(&x->o,
-	    "latency %u ms %s run %u: put p50 %.2f p99 %.2f hops %.2f "
-	    "(%u failed), get p50 %.2f p99 %.2f hops %.2f (%u failed); "
-	    "timeouts %llu retries %llu rate-limited %llu",
-	    x->p.delays[di], db_size_name(x->p.sizes[si], sz, sizeof(sz)),
-	    rep + 1, run->put_p50, run->put_p99, run->put_hops, run->put_fail,
-	    run->get_p50, run->get_p99, run->get_hops, run->get_fail,
-	    (unsigned long long)(run->put_c.timeouts + run->get_c.timeouts),
-	    (unsigned long long)(run->put_c.retries + run->get_c.retries),
-	    (unsigned long long)(run->put_c.rate_limited +
-	        run->get_c.rate_limited));
+	for (int g = 0; g < DB_OPS; g++) {
+		const struct db_lat_phase *ph = &run->op[g];
+
+		if (ph->n == 0)
+			continue;
+		if (x->lat_csv != NULL)
+			db_lat_csv_row(x, di, si, rep, g);
+		bench_log(&x->o,
+		    "latency %u ms %s run %u: %s p50 %.2f p99 %.2f hops %.2f "
+		    "(%u failed; direct %u, routed %u); timeouts %llu "
+		    "retries %llu rate-limited %llu",
+		    x->p.delays[di],
+		    db_size_name(x->p.sizes[si], sz, sizeof(sz)), rep + 1,
+		    db_op_name[g], ph->p50, ph->p99, ph->hops, ph->fail,
+		    ph->cls[DB_CLASS_DIRECT].n, ph->cls[DB_CLASS_ROUTED].n,
+		    (unsigned long long)ph->c.timeouts,
+		    (unsigned long long)ph->c.retries,
+		    (unsigned long long)ph->c.rate_limited);
+	}
 }
 
 void
@@ -152,7 +157,8 @@ db_report_tput_run(struct db_ctx *x, unsigned si, unsigned ri, int g,
 /* ---- latency ---------------------------------------------------------- */
 
 /* A row of the latency table: every successful request of an operation
- * (h < 0), or those of one lookup length. */
+ * (h < 0), or those of one class (DB_CLASS_*: a lookup length, or the
+ * way the answers came). */
 struct db_lat_row {
 	struct bench_summary p50, p99, hops, n;
 	unsigned failed;
@@ -162,12 +168,14 @@ static const struct db_lat_class *
 db_lat_class_of(const struct db_lat_run *r, int g, int h,
     struct db_lat_class *all)
 {
+	const struct db_lat_phase *ph = &r->op[g];
+
 	if (h >= 0)
-		return g ? &r->get_h[h] : &r->put_h[h];
-	all->n = 1;
-	all->p50 = g ? r->get_p50 : r->put_p50;
-	all->p99 = g ? r->get_p99 : r->put_p99;
-	all->hops = g ? r->get_hops : r->put_hops;
+		return &ph->cls[h];
+	all->n = ph->n > ph->fail ? 1 : 0;
+	all->p50 = ph->p50;
+	all->p99 = ph->p99;
+	all->hops = ph->hops;
 	return all;
 }
 
@@ -191,7 +199,7 @@ db_lat_row(const struct db_ctx *x, unsigned di, unsigned si, int g, int h,
 		p99[i] = c->n > 0 ? c->p99 : NAN;
 		hops[i] = c->n > 0 ? c->hops : NAN;
 		n[i] = h >= 0 ? c->n : NAN;
-		ret->failed += g ? r->get_fail : r->put_fail;
+		ret->failed += r->op[g].fail;
 	}
 	bench_summarize(p50, runs, &ret->p50);
 	bench_summarize(p99, runs, &ret->p99);
@@ -247,9 +255,10 @@ db_lat_goal(const struct db_ctx *x, unsigned di, int g, int h,
 		*t50 = (row->hops.median + 1) * delay * DB_GOAL_DELAY_SLACK;
 		(void)snprintf(label, len, "p50<=%.1f (%.2f+1)x%u", *t50,
 		    row->hops.median, delay);
-	} else if (h >= 0) {
-		return; /* the OpenDHT figures are for all requests */
-	} else if (g == 0) {
+	} else if (h >= 0 || g == DB_OP_LGET) {
+		return; /* the OpenDHT figures are for all requests, of the
+			 * network's members */
+	} else if (g == DB_OP_PUT) {
 		*t50 = DB_GOAL_PUT_P50_MS;
 		*t99 = DB_GOAL_PUT_P99_MS;
 		(void)snprintf(label, len, "p50<=%.1f p99<=%.1f", *t50, *t99);
@@ -275,6 +284,10 @@ db_lat_print_row(struct db_ctx *x, unsigned di, unsigned si, int g, int h,
 	db_size_name(x->p.sizes[si], sz, sizeof(sz));
 	if (h < 0)
 		(void)snprintf(hn, sizeof(hn), "all");
+	else if (h == DB_CLASS_DIRECT)
+		(void)snprintf(hn, sizeof(hn), "dir");
+	else if (h == DB_CLASS_ROUTED)
+		(void)snprintf(hn, sizeof(hn), "rtd");
 	else
 		(void)snprintf(hn, sizeof(hn),
 		    h == DB_HOP_CLASSES - 1 ? "%d+" : "%d", h);
@@ -283,7 +296,7 @@ db_lat_print_row(struct db_ctx *x, unsigned di, unsigned si, int g, int h,
 		v50 = db_verdict(row.p50.median, t50, true);
 	if (!isnan(t99))
 		v99 = db_verdict(row.p99.median, t99, true);
-	printf("%-7s %-3s %-4s| %7.2f [%7.2f-%7.2f] | %7.2f [%7.2f-%7.2f] | "
+	printf("%-7s %-4s %-4s| %7.2f [%7.2f-%7.2f] | %7.2f [%7.2f-%7.2f] | "
 	       "%4.2f | %4.0f | %-23s| %s%s%s\n",
 	    h < 0 ? sz : "", h < 0 ? db_op_name[g] : "", hn, row.p50.median,
 	    row.p50.min, row.p50.max, row.p99.median, row.p99.min, row.p99.max,
@@ -306,12 +319,13 @@ db_lat_print_row(struct db_ctx *x, unsigned di, unsigned si, int g, int h,
 	    db_op_name[g], delay, sz, hn);
 	if (!isnan(t99))
 		db_goal(goals, "latency", what, row.p99.median, t99, true);
-	if (dat != NULL) {
+	/* The plot: every request, and by the way answers came. */
+	if (dat != NULL && (h < 0 || h >= DB_HOP_CLASSES)) {
 		char goal[32];
 
 		db_dat_num(t50, goal, sizeof(goal));
 		fprintf(dat, "\"%s %s%s%s\" %.4f %.4f %.4f %.4f %.4f %.4f %s\n",
-		    sz, db_op_name[g], h < 0 ? "" : " h=", h < 0 ? "" : hn,
+		    sz, db_op_name[g], h < 0 ? "" : " ", h < 0 ? "" : hn,
 		    row.p50.median, row.p50.min, row.p50.max, row.p99.median,
 		    row.p99.min, row.p99.max, goal);
 	}
@@ -322,7 +336,7 @@ db_lat_print_row(struct db_ctx *x, unsigned di, unsigned si, int g, int h,
 static void
 db_lat_table(struct db_ctx *x, unsigned di, FILE *sum, FILE *goals, FILE *dat)
 {
-	printf("%-7s %-3s %-4s| %-25s | %-25s | %4s | %4s | %-23s| %s\n",
+	printf("%-7s %-4s %-4s| %-25s | %-25s | %4s | %4s | %-23s| %s\n",
 	    "size", "op", "hops", "p50 ms", "p99 ms", "hops", "fail", "goal",
 	    "verdict");
 	for (unsigned si = 0; si < x->p.n_sizes; si++) {
@@ -331,15 +345,16 @@ db_lat_table(struct db_ctx *x, unsigned di, FILE *sum, FILE *goals, FILE *dat)
 
 		if (x->lat_n[di][si] == 0)
 			continue;
-		for (int g = 0; g < 2; g++)
-			for (int h = -1; h < DB_HOP_CLASSES; h++)
-				db_lat_print_row(x, di, si, g, h, sum, goals,
-				    dat);
+		for (int g = 0; g < DB_OPS; g++)
+			for (int h = -1; h < DB_CLASSES; h++)
+				if (x->lat[di][si][0].op[g].n > 0)
+					db_lat_print_row(x, di, si, g, h, sum,
+					    goals, dat);
 		if (x->p.delays[di] > 0)
 			continue;
 		db_size_name(x->p.sizes[si], sz, sizeof(sz));
 		db_lat_p2g(x, di, si, &p2g);
-		printf("%-7s %-3s %-4s| %7.2f [%7.2f-%7.2f] | %-25s | %4s | "
+		printf("%-7s %-4s %-4s| %7.2f [%7.2f-%7.2f] | %-25s | %4s | "
 		       "%4s | %-23s| %s (%.1fx below GNUnet)\n",
 		    sz, "p2g", "all", p2g.median, p2g.min, p2g.max, "", "", "",
 		    "p50<=5 (GNUnet: 20)",
@@ -398,9 +413,12 @@ db_report_latency(struct db_ctx *x, FILE *goals)
 	}
 	printf("(hops: mean lookup length of the requests, each measured as "
 	       "its origin's dht.hops_total before and after it; rows 0, 1, "
-	       "2+: the requests of that many hops (fail column: requests "
-	       "per run); p2g: a block's PUT plus its GET from another "
-	       "daemon)\n");
+	       "2+: the requests of that many hops, dir and rtd: those whose "
+	       "answers all came straight from the peers that gave them, and "
+	       "those with one or more back along the path (fail column: "
+	       "requests per run); lget: GETs from leaves, daemons linked to "
+	       "one member only, which the peers that answer cannot link to; "
+	       "p2g: a block's PUT plus its GET from another member)\n");
 	if (sum != NULL)
 		(void)fclose(sum);
 }

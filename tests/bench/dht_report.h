@@ -33,6 +33,7 @@ struct db_opts {
 	unsigned daemons;           /* -N */
 	unsigned ops;               /* -n */
 	unsigned lat_repl;          /* -L: 0 the daemons' default */
+	unsigned leaves;            /* -V: leaves for the latency runs */
 	size_t sizes[DB_MAX_SIZES]; /* -s */
 	unsigned n_sizes;
 	unsigned delays[DB_MAX_DELAYS]; /* -l, ms */

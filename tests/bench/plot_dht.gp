@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # bench_dht (issue 12): PUT and GET latency of 1 KiB and 256 KiB blocks
 # between 16 daemons, without and with emulated one-way delay (p50 and
-# p99, median and min-max of the runs, for all requests and by lookup
-# length, with the p50 goal); and throughput from one client with many
-# requests in flight against ferry's own bulk link in the same run.
+# p99, median and min-max of the runs, for all requests and by the way
+# their answers came, with the p50 goal), GETs from leaves whose answers
+# come back along the path among them; and throughput from one client
+# with many requests in flight against ferry's own bulk link in the same
+# run.
 # Usage: gnuplot -e "dir='OUT'" tests/bench/plot_dht.gp
 #        -> OUT/dht_latency.png, OUT/dht_throughput.png
 
@@ -30,7 +32,7 @@ if (n > 0) {
     set xtics rotate by -30 font ",9"
     set key top left font ",9"
     set multiplot layout n, 1 title \
-        "DHT latency, one request at a time: median and min-max of the runs' p50 and p99 (h=N: requests of N hops)"
+        "DHT latency, one request at a time: median and min-max of the runs' p50 and p99 (dir: answers straight from the peers that gave them, rtd: back along the path; lget: GETs from leaves)"
     do for [i = 1:n] {
         f = word(files, i)
         d = system("basename " . f . " | sed 's/dht_latency_//; s/ms.dat//'")

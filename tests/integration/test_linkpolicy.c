@@ -100,6 +100,12 @@ unlinked(void *cls)
 	return !corenet_linked(p->a, p->b) && !corenet_linked(p->b, p->a);
 }
 
+static bool
+either_linked(void *cls)
+{
+	return !unlinked(cls);
+}
+
 static void
 wait_unlinked(const struct corenet_node *a, const struct corenet_node *b,
     int timeout_ms)
@@ -476,6 +482,14 @@ START_TEST(test_link_errors)
 	/* MAX_PEERS holds for links asked for too. */
 	ck_assert_int_eq(core_link(a->core, &c->id), -ENOSPC);
 	ck_assert_uint_eq(corenet_stat(a, "core.link_refused"), 1);
+	/* And for a peer a knows that asks for one: its KX is refused (it
+	 * was taken, as only an unknown peer's was refused). */
+	learn(c, a);
+	wait_stat(c, "core.validations", 1, LINK_MS);
+	ck_assert_int_eq(core_link(c->core, &a->id), 0);
+	wait_stat(a, "core.kx_refused", 1, LINK_MS);
+	ck_assert(!corenet_run_until(net, either_linked, &(struct pair){ a, c },
+	    300));
 	ck_assert_int_eq(core_unlink(a->core, &b->id), 0);
 	wait_unlinked(a, b, 2000);
 	ck_assert_int_eq(core_link(a->core, &c->id), 0);

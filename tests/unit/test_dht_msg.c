@@ -150,7 +150,8 @@ START_TEST(test_request_ranges)
 		p[off] = old;                                               \
 	} while (0)
 	REFUSED_WITH(0, 2);                   /* version */
-	REFUSED_WITH(1, 0x02);                /* unknown flag */
+	REFUSED_WITH(1, 0x04);                /* unknown flag */
+	REFUSED_WITH(1, 0x03);                /* REPLICA and CANDIDATE */
 	REFUSED_WITH(2, DHTMSG_HOPS_MAX + 1); /* hops_left */
 	REFUSED_WITH(3, 200);                 /* hops */
 	REFUSED_WITH(76, 0xff);               /* helo_len past the end */
@@ -160,9 +161,16 @@ START_TEST(test_request_ranges)
 	REFUSED_WITH(tail + DHTMSG_PUT_FIXED - 4, 1); /* block_len */
 #undef REFUSED_WITH
 	ck_assert_int_eq(dhtmsg_req_decode(m.type, p, len, &d), 0);
-	/* REPLICA is for PUT only. */
+	p[1] = DHTMSG_F_CANDIDATE;
+	ck_assert_int_eq(dhtmsg_req_decode(m.type, p, len, &d), 0);
+	ck_assert_uint_eq(d.flags, DHTMSG_F_CANDIDATE);
+	/* REPLICA and CANDIDATE are for PUT only, one at a time. */
+	m.flags = DHTMSG_F_REPLICA | DHTMSG_F_CANDIDATE;
+	ck_assert_int_eq(dhtmsg_req_encode(&m, &out), -EINVAL);
 	m = a_request(FERRY_MSG_DHT_GET);
 	m.flags = DHTMSG_F_REPLICA;
+	ck_assert_int_eq(dhtmsg_req_encode(&m, &out), -EINVAL);
+	m.flags = DHTMSG_F_CANDIDATE;
 	ck_assert_int_eq(dhtmsg_req_encode(&m, &out), -EINVAL);
 	m = a_request(FERRY_MSG_DHT_FIND);
 	m.want = 0;

@@ -50,6 +50,7 @@ struct node {
 	size_t n_store;
 	bool corrupt; /* serves blocks with a byte flipped */
 	bool liar;    /* says it holds nothing, and so answers not-found */
+	uint64_t tick_at; /* its next deadline (deadline_ticks) */
 };
 
 /* One queued event: a message, a link coming up, a store callback, or
@@ -76,6 +77,11 @@ static int drop_to = -1;   /* answers sent to this node are lost, */
 static unsigned drop_left; /* this many more */
 static int full_to = -1;   /* requests to this node find its queue full, */
 static unsigned full_left; /* this many more */
+static bool deadline_ticks; /* nodes tick at dht_next_deadline_us too, as
+			     * ferryd does */
+static int hold_to = -1;     /* messages to this node wait in held[] */
+static struct ev held[256];
+static size_t n_held;
 static struct ev *queue;
 static size_t q_head, q_len, q_cap;
 static uint64_t now_us = 1000000;
@@ -132,8 +138,23 @@ env_send(void *cls, const struct dhtkey *peer, uint16_t type,
 	e.body = malloc(len ? len : 1);
 	ck_assert_ptr_nonnull(e.body);
 	memcpy(e.body, body, len);
+	if (to == hold_to) {
+		ck_assert_uint_lt(n_held, sizeof(held) / sizeof(held[0]));
+		held[n_held++] = e;
+		return 0;
+	}
 	push(e);
 	return 0;
+}
+
+/* The messages held for hold_to go on their way, in order. */
+static void
+release_held(void)
+{
+	for (size_t i = 0; i < n_held; i++)
+		push(held[i]);
+	n_held = 0;
+	hold_to = -1;
 }
 
 static bool
@@ -286,6 +307,15 @@ env_srtt(void *cls, const struct dhtkey *peer)
 	return env_linked(cls, peer) ? 500 : 0;
 }
 
+static void
+env_schedule(void *cls, uint64_t at_us)
+{
+	struct node *n = cls;
+
+	if (at_us < n->tick_at)
+		n->tick_at = at_us;
+}
+
 static uint64_t *
 env_stat(void *cls, const char *name)
 {
@@ -312,7 +342,7 @@ node_start(int i)
 		.wall_s = env_wall, .store_has = env_has,
 		.store_put = env_put, .store_get = env_get,
 		.store_usage = env_usage, .stat = env_stat, .wake = env_wake,
-		.srtt_us = env_srtt,
+		.srtt_us = env_srtt, .schedule = env_schedule,
 	};
 	struct dht_cfg cfg;
 	uint8_t seed[32];
@@ -320,6 +350,7 @@ node_start(int i)
 	memset(n, 0, sizeof(*n));
 	n->idx = i;
 	n->alive = true;
+	n->tick_at = UINT64_MAX;
 	memset(seed, 0, sizeof(seed));
 	seed[0] = (uint8_t)i;
 	seed[1] = 0x77;
@@ -376,8 +407,17 @@ deliver(struct ev *e)
 	}
 }
 
+/* Ticks node i, and notes its next deadline. */
+static void
+node_tick(int i)
+{
+	dht_tick(nodes[i].dht);
+	nodes[i].tick_at = dht_next_deadline_us(nodes[i].dht);
+}
+
 /* Runs the network until end (virtual time), each event taking 50 µs
- * and a pause with none 1 ms. */
+ * and a pause with none 1 ms (50 µs with deadline ticks, so that one is
+ * not passed by much). */
 static void
 run_until(uint64_t end)
 {
@@ -390,13 +430,16 @@ run_until(uint64_t end)
 			deliver(&e);
 			now_us += 50;
 		} else {
-			now_us += 1000;
+			now_us += deadline_ticks ? 50 : 1000;
 		}
+		for (int i = 0; deadline_ticks && i < n_nodes; i++)
+			if (nodes[i].alive && now_us >= nodes[i].tick_at)
+				node_tick(i);
 		if (now_us - last_tick_us >= TICK_US) {
 			last_tick_us = now_us;
 			for (int i = 0; i < n_nodes; i++)
 				if (nodes[i].alive)
-					dht_tick(nodes[i].dht);
+					node_tick(i);
 		}
 	}
 }
@@ -417,6 +460,9 @@ net_start(int n)
 	drop_left = 0;
 	full_to = -1;
 	full_left = 0;
+	deadline_ticks = false;
+	hold_to = -1;
+	n_held = 0;
 	for (int i = 0; i < n; i++)
 		node_start(i);
 }
@@ -437,6 +483,7 @@ net_free(void)
 	/* Store calls still queued are called back, cancelled, as the
 	 * daemon's store does when it closes: their records are freed by
 	 * their callbacks, and whatever those send is dropped here. */
+	release_held();
 	while (q_len > 0) {
 		struct ev e = queue[q_head];
 
@@ -684,7 +731,7 @@ START_TEST(test_answers_routed_back)
 	uint8_t data[200];
 	struct dhtkey key;
 	struct outcome o;
-	uint64_t routed = 0, back = 0;
+	uint64_t routed = 0, back = 0, in_routed = 0;
 
 	net_start(8);
 	for (int i = 1; i < n_nodes; i++)
@@ -716,9 +763,13 @@ START_TEST(test_answers_routed_back)
 	for (int i = 0; i < n_nodes; i++) {
 		routed += stat(i, "answers_routed");
 		back += stat(i, "routed_back");
+		if (i > 0)
+			in_routed += stat(i, "answers_in_routed");
 	}
 	ck_assert_uint_gt(routed, 0);
 	ck_assert_uint_gt(back, 0);
+	/* The leaves saw them come through the hub. */
+	ck_assert_uint_eq(in_routed, back);
 	ck_assert_uint_eq(stat(0, "answers_lost"), 0);
 	net_free();
 }
@@ -1093,8 +1144,8 @@ receipt_made_up(int l, int via)
  * that sent it over its own link, one it is linked to or has in its
  * table (entries come from links), or one a link to comes up before the
  * PUT ends. In a star whose links are frozen, leaf l puts a block whose
- * key is closest to leaf s: the hub passes the PUT to s, which stores
- * it and has the hub store it too. The hub's receipt comes over its own
+ * key is closest to leaf s, then to the hub: the hub passes the PUT to
+ * s, which stores it and has the hub store it too. The hub's receipt comes over its own
  * link and counts; s's comes back through the hub, from a peer l does
  * not know, and is held, as is one signed by an identity made up on the
  * way. The PUT ends when l links to s; the made-up one never counts
@@ -1102,7 +1153,7 @@ receipt_made_up(int l, int via)
  */
 START_TEST(test_receipt_plausible)
 {
-	struct dhtkey key, w[1];
+	struct dhtkey key, w[2];
 	uint8_t data[300];
 	struct outcome o;
 	int l = 1, s;
@@ -1115,10 +1166,9 @@ START_TEST(test_receipt_plausible)
 	do {
 		randombytes_buf(data, sizeof(data));
 		dhtkey_of_block(data, sizeof(data), &key);
-		true_closest(&key, w, 1);
+		true_closest(&key, w, 2);
 		s = node_of(&w[0]);
-	} while (s == 0 || s == l ||
-	    dhtkey_closer(&key, &nodes[0].id, &nodes[l].id) > 0);
+	} while (s == 0 || s == l || node_of(&w[1]) != 0);
 	memset(&o, 0, sizeof(o));
 	ck_assert_int_eq(dht_put(nodes[l].dht, data, sizeof(data), 1800000000,
 	                     2, on_done, &o, &key),
@@ -1288,6 +1338,243 @@ START_TEST(test_local_answer_at_once)
 }
 END_TEST
 
+/* No more refresh lookups (their requests and answers mix with the
+ * test's); those under way are over a second later. */
+static void
+no_refresh(void)
+{
+	for (int i = 0; i < n_nodes; i++) {
+		struct dht_cfg cfg = *dht_config(nodes[i].dht);
+
+		cfg.refresh_us = 3600u * 1000 * 1000;
+		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+	}
+	run_ms(1000);
+}
+
+/*
+ * An attempt gives up at its own deadline, not at the next periodic
+ * tick: the DHT says when it needs one (dht_next_deadline_us, and the
+ * env's schedule() for a deadline that comes up before it), and the
+ * owner ticks then, as ferryd arms its timer. A GET whose answer is lost
+ * starts its second attempt DHT_ATTEMPT_MIN_US (50 ms) after the first
+ * and ends a few events later; with the periodic tick alone it waited
+ * for the next one, 100 ms after it started.
+ */
+START_TEST(test_deadline_ticks)
+{
+	uint8_t data[600];
+	struct dhtkey key;
+	struct outcome o;
+	uint64_t t0, took;
+	int r = 5;
+
+	net_start(16);
+	net_join();
+	deadline_ticks = true;
+	/* The answer lost is the GET's. */
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	run_ms(200);
+	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), UINT64_MAX);
+	run_past_tick();
+	drop_to = r;
+	drop_left = 1;
+	memset(&o, 0, sizeof(o));
+	t0 = now_us;
+	ck_assert_int_eq(dht_get(nodes[r].dht, &key, on_done, &o), 0);
+	/* Its first attempt gives up before the next periodic tick, and
+	 * the node was told. */
+	ck_assert_uint_le(nodes[r].tick_at, t0 + 50000);
+	ck_assert_uint_lt(nodes[r].tick_at, last_tick_us + TICK_US);
+	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), t0 + 50000);
+	took = time_to_done(&o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
+	ck_assert_uint_eq(drop_left, 0);
+	ck_assert_uint_eq(stat(r, "retries"), 1);
+	ck_assert_msg(took >= 50000 && took <= 52000, "took %llu us",
+	    (unsigned long long)took);
+	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), UINT64_MAX);
+	net_free();
+}
+END_TEST
+
+/* A key whose closest node is node i: its id with the last bit
+ * flipped. */
+static void
+key_near(int i, struct dhtkey *ret)
+{
+	*ret = nodes[i].id;
+	ret->b[DHTKEY_LEN - 1] ^= 1;
+}
+
+static bool
+in_table(int i, int j)
+{
+	return rtable_get(dht_rtable(nodes[i].dht), &nodes[j].id) != NULL;
+}
+
+/*
+ * A neighbour that went silent with its link up (crashed, its link not
+ * timed out yet) leaves the routing table once max_fails (3) attempts in
+ * a row that went to it, the closest peer to their key, gave up without
+ * an answer; no other neighbour is blamed for it. A live neighbour whose
+ * answers come late (after the attempt gave up) stays: each answer
+ * clears its failures. The requests themselves are not the point here
+ * (through a dead closest peer a FIND has no way to end well): each is
+ * left after its first attempt gave up.
+ */
+START_TEST(test_dead_neighbour_leaves)
+{
+	static struct outcome o[8];
+	struct dhtkey key;
+	int r = 2, slow = 12, dead = 9, n = 0;
+
+	net_start(16);
+	net_join();
+	deadline_ticks = true;
+	/* Only the test's requests may blame anyone. */
+	no_refresh();
+	for (int i = 0; i < n_nodes; i++)
+		ck_assert(i == r || in_table(r, i));
+	for (int round = 0; round < 4; round++, n++) {
+		key_near(slow, &key);
+		hold_to = slow;
+		memset(&o[n], 0, sizeof(o[n]));
+		ck_assert_int_eq(dht_find(nodes[r].dht, &key, 4, on_done,
+		                     &o[n]),
+		    0);
+		run_ms(60);
+		ck_assert(!o[n].done);
+		release_held();
+		run_ms(5);
+		ck_assert_msg(o[n].done, "round %d: no late answer", round);
+		ck_assert_int_eq(o[n].status, 0);
+		ck_assert(in_table(r, slow));
+	}
+	nodes[dead].alive = false;
+	for (int round = 0; round < 3; round++, n++) {
+		ck_assert_msg(in_table(r, dead), "gone after %d", round);
+		key_near(dead, &key);
+		memset(&o[n], 0, sizeof(o[n]));
+		ck_assert_int_eq(dht_find(nodes[r].dht, &key, 4, on_done,
+		                     &o[n]),
+		    0);
+		run_ms(60);
+	}
+	ck_assert(!in_table(r, dead));
+	ck_assert_uint_eq(stat(r, "entries_failed"), 1);
+	for (int i = 0; i < n_nodes; i++)
+		ck_assert_msg(i == r || i == dead || in_table(r, i),
+		    "node %d left too", i);
+	net_free();
+}
+END_TEST
+
+/* Whether node i holds key. */
+static bool
+holds(int i, const struct dhtkey *key)
+{
+	return store_find(&nodes[i], key) != NULL;
+}
+
+/*
+ * A requester whose table knows the peers around a key sends its PUT to
+ * the replication closest at once, as candidates, rather than to the
+ * closest, which sent the replicas on after it (a one-way delay more):
+ * each stores it and signs straight back, one hop; the closest sends
+ * nothing on.
+ */
+START_TEST(test_put_candidates)
+{
+	uint64_t fw_r, fw_c, direct[3], direct_r, routed_r;
+	struct dhtkey key, w[3];
+	uint8_t data[800];
+	struct outcome o;
+	int r = 7, c[3];
+
+	net_start(16);
+	net_join();
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 3);
+	for (int i = 0; i < 3; i++) {
+		c[i] = node_of(&w[i]);
+		direct[i] = stat(c[i], "answers_direct");
+	}
+	fw_r = stat(r, "forwarded");
+	fw_c = stat(c[0], "forwarded");
+	direct_r = stat(r, "answers_in_direct");
+	routed_r = stat(r, "answers_in_routed");
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_eq(o.hops, 1);
+	ck_assert_uint_eq(stat(r, "forwarded") - fw_r, 3);
+	ck_assert_uint_eq(stat(c[0], "forwarded") - fw_c, 0);
+	ck_assert_uint_eq(stat(r, "answers_in_direct") - direct_r, 3);
+	ck_assert_uint_eq(stat(r, "answers_in_routed"), routed_r);
+	for (int i = 0; i < 3; i++) {
+		ck_assert(holds(c[i], &key));
+		ck_assert_uint_eq(stat(c[i], "answers_direct") - direct[i], 1);
+	}
+	for (int i = 0; i < n_nodes; i++)
+		ck_assert(
+		    holds(i, &key) == (i == c[0] || i == c[1] || i == c[2]));
+	net_free();
+}
+END_TEST
+
+/*
+ * A requester's table may miss a peer: here r has lost its link to s,
+ * the closest to the key, and s has left its table, so r takes the 2nd,
+ * 3rd and 4th closest for the storing peers. The 4th knows s and is not
+ * among the 3 closest it knows: it routes the PUT on, to s, which
+ * places it as the closest does. The block ends at the true 3 closest,
+ * not at the 4th, and the PUT has their 3 receipts.
+ */
+START_TEST(test_put_candidate_routes_on)
+{
+	struct dhtkey key, w[4];
+	uint8_t data[900];
+	struct outcome o;
+	uint64_t fw4;
+	int r = 4, s, fourth;
+
+	net_start(16);
+	net_join();
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 4);
+	s = node_of(&w[0]);
+	fourth = node_of(&w[3]);
+	linkm[r][s] = linkm[s][r] = false;
+	rtable_remove(nodes[r].dht->rt, &nodes[s].id);
+	fw4 = stat(fourth, "forwarded");
+	put_block(r, data, sizeof(data), 0, &key, &o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	/* The 2nd and 3rd signed twice (as candidates, and for s as
+	 * replicas): once is what the attempt waited for, and it needed no
+	 * other. */
+	ck_assert_uint_eq(stat(r, "retries"), 0);
+	ck_assert_uint_ge(stat(fourth, "forwarded") - fw4, 1);
+	ck_assert(!holds(fourth, &key));
+	for (int i = 0; i < 3; i++)
+		ck_assert(holds(node_of(&w[i]), &key));
+	for (int i = 0; i < 3; i++)
+		ck_assert(dhtkey_equal(&o.storers[i], &w[0]) ||
+		    dhtkey_equal(&o.storers[i], &w[1]) ||
+		    dhtkey_equal(&o.storers[i], &w[2]));
+	net_free();
+}
+END_TEST
+
 /* The limits are kept for the DHT_LIMIT_PEERS neighbours and signers
  * seen last: one more makes the least recently seen forgotten, the most
  * recently seen kept. */
@@ -1429,6 +1716,10 @@ test_suite(void)
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
 	tcase_add_test(tc, test_join_one_by_one);
+	tcase_add_test(tc, test_deadline_ticks);
+	tcase_add_test(tc, test_dead_neighbour_leaves);
+	tcase_add_test(tc, test_put_candidates);
+	tcase_add_test(tc, test_put_candidate_routes_on);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -56,6 +56,35 @@ START_TEST(test_buckets_and_self)
 }
 END_TEST
 
+/* The table knows every peer near a key that it was told of while no
+ * bucket from the key's on toward self is full: a full one may have
+ * parked peers in its cache. Buckets farther out do not matter. */
+START_TEST(test_knows_near)
+{
+	struct rtable *rt = rtable_new(&self, 2, 0);
+	struct dhtkey far = in_bucket(1), key = in_bucket(3),
+	              deep = in_bucket(6);
+
+	ck_assert(rtable_knows_near(rt, &key));
+	for (int i = 0; i < 3; i++) {
+		struct dhtkey e = in_bucket(1);
+
+		(void)rtable_seen(rt, &e, 0, 1);
+	}
+	ck_assert(!rtable_knows_near(rt, &far));
+	ck_assert(rtable_knows_near(rt, &key));
+	(void)rtable_seen(rt, &key, 0, 1);
+	ck_assert(rtable_knows_near(rt, &key));
+	(void)rtable_seen(rt, &deep, 0, 1);
+	ck_assert(rtable_knows_near(rt, &key));
+	deep = in_bucket(6);
+	(void)rtable_seen(rt, &deep, 0, 1);
+	ck_assert(!rtable_knows_near(rt, &key));
+	ck_assert(rtable_knows_near(rt, &self));
+	rtable_free(rt);
+}
+END_TEST
+
 /* A full bucket keeps its old entries; newcomers wait as replacements,
  * and the newest moves up when an entry fails often enough. */
 START_TEST(test_full_bucket_and_replacement)
@@ -332,6 +361,7 @@ test_suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_buckets_and_self);
 	tcase_add_test(tc, test_full_bucket_and_replacement);
+	tcase_add_test(tc, test_knows_near);
 	tcase_add_test(tc, test_network_bound);
 	tcase_add_test(tc, test_closest_matches_brute_force);
 	tcase_add_test(tc, test_closest_match_brute_force);

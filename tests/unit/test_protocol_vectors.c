@@ -226,6 +226,17 @@ static const struct vector vectors[] = {
 	    "dbe4a73535ef5cf2d106512fe68d6c040000000566657272"
 	    "79",
 	    false },
+	{ "dht_put_candidate_a",
+	    "010213010102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93300000300000000006b49d20003a107bff3ce10be"
+	    "1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8"
+	    "55615e6bf4c5a44ea59d4d838884fd2e6d269b7b319a07e7"
+	    "e7a91529d9d7fc5f869f11558e6910dc97e2bd742cb2db37"
+	    "dbe4a73535ef5cf2d106512fe68d6c040000000566657272"
+	    "79",
+	    false },
 	{ "dht_put_hash",
 	    "201167a88ac7764a14c4db56285188216d831e7d19131f61"
 	    "a92589e62d5a056b",
@@ -787,6 +798,20 @@ START_TEST(test_dht_put_receipt)
 	                     buf_size(&out), &back),
 	    0);
 	ck_assert_int_eq(dhtmsg_put_verify(&back.key, &back.put), 0);
+	/* Its first hop, sent as a candidate: the same signed PUT. */
+	put.flags = DHTMSG_F_CANDIDATE;
+	put.hops_left = 19;
+	put.hops = 1;
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_req_encode(&put, &out), 0);
+	check_vector("dht_put_candidate_a", buf_head(&out), buf_size(&out));
+	ck_assert_int_eq(dhtmsg_req_decode(put.type, buf_head(&out),
+	                     buf_size(&out), &back),
+	    0);
+	ck_assert_int_eq(dhtmsg_put_verify(&back.key, &back.put), 0);
+	put.flags = 0;
+	put.hops_left = 20;
+	put.hops = 0;
 	dhtmsg_put_hash(&put.key, &put.put, hash);
 	check_vector("dht_put_hash", hash, sizeof(hash));
 	memset(&rcpt, 0, sizeof(rcpt));
