@@ -91,6 +91,9 @@ struct harness_daemon {
 	size_t n_env;
 	char **args; /* extra ferryd arguments, n_args of them */
 	size_t n_args;
+	char **wrap; /* command run with ferryd's command line as its
+	              * arguments (harness_daemon_wrap), n_wrap words */
+	size_t n_wrap;
 	bool fresh_boot; /* its clocks start near 0 (fresh_boot()) */
 };
 
@@ -140,6 +143,12 @@ int harness_daemon_setenv(struct harness_daemon *d, const char *name,
     const char *value);
 /* Adds one argument to the ferryd command line (e.g. "-v"). */
 int harness_daemon_arg(struct harness_daemon *d, const char *arg);
+/* Adds one word to a command prefix: from its next start, d runs as
+ * "WORD... ferryd -c ...", e.g. under strace to see what it sends
+ * (test_wire_marker). d->pid is then the prefix's process, and the
+ * harness's SIGTERM goes to it: a prefix that does not pass it on
+ * (strace does not) leaves the test to stop ferryd itself. */
+int harness_daemon_wrap(struct harness_daemon *d, const char *word);
 /* From its next start, runs d in a time namespace of its own whose
  * monotonic and boot clocks read HARNESS_BOOT_UPTIME_S seconds, as on a
  * machine that has just booted. -EPERM when this machine cannot make one

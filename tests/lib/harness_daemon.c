@@ -101,6 +101,9 @@ harness_daemon_free(struct harness_daemon *d)
 	for (size_t i = 0; i < d->n_args; i++)
 		free(d->args[i]);
 	free(d->args);
+	for (size_t i = 0; i < d->n_wrap; i++)
+		free(d->wrap[i]);
+	free(d->wrap);
 	free(d->extra);
 	free(d);
 }
@@ -203,6 +206,12 @@ harness_daemon_arg(struct harness_daemon *d, const char *arg)
 }
 
 int
+harness_daemon_wrap(struct harness_daemon *d, const char *word)
+{
+	return harness_push(&d->wrap, &d->n_wrap, strdup(word));
+}
+
+int
 harness_daemon_no_config(struct harness_daemon *d, const char *socket)
 {
 	if (strlen(socket) >= sizeof(d->socket))
@@ -276,20 +285,22 @@ harness_daemon_exec(const struct harness_daemon *d, char **argv)
 int
 harness_daemon_start(struct harness_daemon *d)
 {
-	char *argv[10 + 64];
+	char *argv[10 + 64 + 64];
 	size_t n = 0;
 	pid_t pid;
 	int r;
 
 	if (d->pid > 0)
 		return -EALREADY;
-	if (d->n_args > 64)
+	if (d->n_args > 64 || d->n_wrap > 64)
 		return -E2BIG;
 	if (d->use_config) {
 		r = harness_daemon_write_config(d);
 		if (r < 0)
 			return r;
 	}
+	for (size_t i = 0; i < d->n_wrap; i++)
+		argv[n++] = d->wrap[i];
 	argv[n++] = (char *)harness_ferryd_path();
 	if (d->use_config) {
 		argv[n++] = (char *)"-c";
