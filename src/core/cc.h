@@ -21,7 +21,7 @@
 #define CC_MAX_ACK_DELAY_SLOW_US 1000000 /* ... or this over mail, where
 					  * every ACK is a mail of its own */
 #define CC_MIN_RTT_GRANULARITY_US 1000
-#define CC_REORDER_SLACK_SLOW_US 500000 /* a mail may lag its successors */
+#define CC_REORDER_SLACK_SLOW_US 2000000 /* a mail may lag its successors */
 
 struct cc {
 	uint64_t mss;	      /* bytes of a full frame on the current path */
