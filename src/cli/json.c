@@ -163,6 +163,10 @@ json_string(struct json *j, const char *s)
 			n = 1;
 		} else if (n == 1) {
 			json_escape_char(j, *p);
+		} else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
+			/* A C1 control: valid JSON as it is, but a terminal
+			 * showing the text may act on it (CSI). */
+			(void)fprintf(j->f, "\\u%04x", p[1]);
 		} else {
 			(void)fwrite(p, 1, n, j->f);
 		}

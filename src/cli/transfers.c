@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/escape.h"
 #include "cli/json.h"
 
 /* The daemon's reason when it gave one ("the DHT is not running"),
@@ -59,6 +60,22 @@ transfers_json(const struct ferry_transfer *t, size_t n)
 	json_array_end(&j);
 }
 
+/* One line of the list. The label is the putting client's choice, and
+ * an admin lists every user's: escaped, so that no name can forge lines
+ * or send the terminal escape sequences. */
+static void
+transfers_line(const struct ferry_transfer *t)
+{
+	printf("%016" PRIx64 " %-4s %-9s %5.1f%% ", t->id,
+	    t->kind == FERRY_TRANSFER_PUT ? "put" : "get",
+	    t->state == FERRY_TRANSFER_RUNNING ? "running" : "resumable",
+	    t->bytes_total > 0
+	        ? 100.0 * (double)t->bytes_done / (double)t->bytes_total
+	        : 100.0);
+	escape_print(stdout, t->label);
+	putchar('\n');
+}
+
 int
 transfers_main(struct cli *cli, int argc, char **argv)
 {
@@ -86,15 +103,7 @@ transfers_main(struct cli *cli, int argc, char **argv)
 			printf("%-16s %-4s %-9s %6s %s\n", "ID", "KIND",
 			    "STATE", "DONE", "FILE");
 		for (size_t i = 0; i < n; i++)
-			printf("%016" PRIx64 " %-4s %-9s %5.1f%% %s\n", t[i].id,
-			    t[i].kind == FERRY_TRANSFER_PUT ? "put" : "get",
-			    t[i].state == FERRY_TRANSFER_RUNNING ? "running"
-			                                         : "resumable",
-			    t[i].bytes_total > 0
-			        ? 100.0 * (double)t[i].bytes_done /
-			            (double)t[i].bytes_total
-			        : 100.0,
-			    t[i].label);
+			transfers_line(&t[i]);
 	}
 	ferry_transfers_free(t, n);
 	return CLI_EXIT_OK;

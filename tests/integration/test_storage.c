@@ -8,7 +8,8 @@
  * byte for byte; the same file twice with the same convergence secret
  * stores no new block, with another it shares none; a marker planted in
  * a file is in no daemon's block store; a slow storing daemon's blocks
- * are asked again of the others; transfers listed and cancelled; bad
+ * are asked again of the others; transfers listed (names escaped) and
+ * cancelled; bad
  * URIs, hostile manifests and blocks that do not open. The failures a
  * transfer survives are in test_storage_faults.c.
  */
@@ -286,6 +287,68 @@ START_TEST(test_transfers_cancel)
 }
 END_TEST
 
+/* Lines of text. */
+static size_t
+lines_of(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* A put whose file name would forge a line of ferry transfers and drive
+ * the terminal (a newline, ESC and BEL, a C1 CSI): listed on one line,
+ * the name escaped, no control byte out; --json escapes it too. */
+START_TEST(test_transfers_escaped)
+{
+	static const char name[] = "evil\n0123456789abcdef put  running "
+	                           "  100.0% forged\033]0;title\007\033[2J"
+	                           "\xc2\x9b"
+	                           "31m\xff";
+	char *file = make_file(name, 3000 * CHUNK, NULL);
+	struct harness_output o;
+	pid_t pid;
+
+	pid = spawn_cli(d[0], "put", file, NULL);
+	ck_assert(wait_counter(d[0], "storage.blocks_put", 50, pid));
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "transfers", NULL), 0);
+	ck_assert_int_eq(o.status, 0);
+	/* The header and one transfer. */
+	ck_assert_msg(lines_of(o.out) == 2, "%s", o.out);
+	ck_assert_msg(strstr(o.out, "evil\\n0123456789abcdef put ") != NULL,
+	    "%s", o.out);
+	ck_assert_msg(
+	    strstr(o.out,
+	        "forged\\x1b]0;title\\x07\\x1b[2J\\xc2\\x9b31m\\xff\n") != NULL,
+	    "%s", o.out);
+	for (size_t i = 0; i < o.out_len; i++)
+		ck_assert_msg(((unsigned char)o.out[i] >= 0x20 &&
+		                  (unsigned char)o.out[i] < 0x7f) ||
+		        o.out[i] == '\n',
+		    "byte 0x%02x in the list", (unsigned char)o.out[i]);
+	harness_output_free(&o);
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "--json", "transfers", NULL),
+	    0);
+	ck_assert_msg(lines_of(o.out) == 1, "%s", o.out);
+	ck_assert_msg(strstr(o.out, "evil\\n0123") != NULL, "%s", o.out);
+	ck_assert_msg(strstr(o.out,
+	                  "forged\\u001b]0;title\\u0007\\u001b[2J\\u009b31m") !=
+	        NULL,
+	    "%s", o.out);
+	for (size_t i = 0; i < o.out_len; i++)
+		ck_assert_msg((unsigned char)o.out[i] >= 0x20 ||
+		        o.out[i] == '\n',
+		    "byte 0x%02x in the JSON", (unsigned char)o.out[i]);
+	ck_assert(strstr(o.out, "\xc2\x9b") == NULL);
+	harness_output_free(&o);
+	(void)kill(pid, SIGKILL);
+	(void)wait_pid(pid);
+	free(file);
+}
+END_TEST
+
 /* Puts len bytes as one DHT block from dd; its key. */
 static void
 raw_put(struct harness_daemon *dd, const uint8_t *data, size_t len,
@@ -504,6 +567,7 @@ storage_suite(void)
 	tcase_add_test(tc, test_bad_uri);
 	tcase_add_test(tc, test_hedged);
 	tcase_add_test(tc, test_transfers_cancel);
+	tcase_add_test(tc, test_transfers_escaped);
 	tcase_add_test(tc, test_bad_manifest);
 	tcase_add_test(tc, test_bad_block);
 	tcase_add_test(tc, test_other_user);
