@@ -237,7 +237,9 @@ struct ferry_file_progress {
 	uint64_t rate;         /* bytes a second, lately */
 	uint32_t in_flight;    /* blocks asked of the DHT now */
 	uint32_t window;       /* the most it may have in flight now */
-	uint32_t peers;        /* storing peers seen (put) */
+	uint32_t peers;        /* peers in use: distinct peers its blocks
+				* went to (put) or came from (get) in
+				* the last 10 s, the daemon not counted */
 };
 typedef void ferry_file_progress_fn(void *cls,
     const struct ferry_file_progress *p);

@@ -96,15 +96,13 @@ progress_report(void *cls, const struct ferry_file_progress *fp)
 		    left / 60, left % 60);
 	}
 	fprintf(stderr,
-	    "\r[%.*s%*s] %3d%%  %s / %s  %s/s  ETA %s  %u in flight", fill,
-	    "########################", PROGRESS_BAR - fill, "",
+	    "\r[%.*s%*s] %3d%%  %s / %s  %s/s  ETA %s  %u in flight, %u peers",
+	    fill, "########################", PROGRESS_BAR - fill, "",
 	    (int)(frac * 100),
 	    progress_bytes((double)fp->bytes_done, done, sizeof(done)),
 	    progress_bytes((double)fp->bytes_total, total, sizeof(total)),
 	    progress_bytes((double)fp->rate, rate, sizeof(rate)), eta,
-	    fp->in_flight);
-	if (fp->peers > 0)
-		fprintf(stderr, ", %u peers", fp->peers);
+	    fp->in_flight, fp->peers);
 	fprintf(stderr, "\033[K");
 	p->drawn = true;
 }

@@ -372,6 +372,12 @@ dht_config(const struct dht *d)
 	return &d->cfg;
 }
 
+const struct dhtkey *
+dht_self(const struct dht *d)
+{
+	return &d->self;
+}
+
 void
 dht_store_usage(const struct dht *d, struct dht_store_usage *ret)
 {

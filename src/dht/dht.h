@@ -147,6 +147,9 @@ struct dht_result {
 	/* GET */
 	const uint8_t *block;
 	size_t block_len;
+	const struct dhtkey *responder; /* the peer that answered with the
+					 * block, as its answer names it
+					 * (this node's own id: its store) */
 	/* PUT: the valid receipts from distinct peers we can vouch for
 	 * (ferry-protocol(7): a link authenticated them) */
 	unsigned receipts;
@@ -212,6 +215,8 @@ int dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
 const struct rtable *dht_rtable(const struct dht *d);
 /* The configuration the DHT runs with (its copy, valid while d is). */
 const struct dht_cfg *dht_config(const struct dht *d);
+/* This node's id in the key space (valid while d is). */
+const struct dhtkey *dht_self(const struct dht *d);
 /* The block store's figures, through the env (zeros without one). */
 void dht_store_usage(const struct dht *d, struct dht_store_usage *ret);
 

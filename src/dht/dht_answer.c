@@ -356,6 +356,7 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtkey *from,
 		}
 		r.block = a->block;
 		r.block_len = a->block_len;
+		r.responder = &a->responder;
 		break;
 	default: /* NODES */
 		if (op->type != FERRY_MSG_DHT_FIND) {

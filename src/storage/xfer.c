@@ -471,13 +471,38 @@ xfer_task_prior_sort(struct xfer_task *t)
 }
 
 void
-xfer_task_peer(struct xfer_task *t, const struct dhtkey *peer)
+xfer_task_peer(struct xfer_task *t, const struct dhtkey *peer, uint64_t now_us)
 {
-	for (unsigned i = 0; i < t->peers; i++)
-		if (dhtkey_equal(&t->peer_ids[i], peer))
+	struct xfer_peer *p = NULL;
+
+	if (dhtkey_equal(peer, dht_self(t->x->dht)))
+		return;
+	/* The same peer, a free slot, or else the one seen longest ago. */
+	for (unsigned i = 0; i < t->n_peers; i++)
+		if (dhtkey_equal(&t->peers[i].id, peer)) {
+			t->peers[i].seen_us = now_us;
 			return;
-	if (t->peers < XFER_PEERS_MAX)
-		t->peer_ids[t->peers++] = *peer;
+		}
+	if (t->n_peers < XFER_PEERS_MAX) {
+		p = &t->peers[t->n_peers++];
+	} else {
+		p = &t->peers[0];
+		for (unsigned i = 1; i < t->n_peers; i++)
+			if (t->peers[i].seen_us < p->seen_us)
+				p = &t->peers[i];
+	}
+	p->id = *peer;
+	p->seen_us = now_us;
+}
+
+unsigned
+xfer_task_peers(const struct xfer_task *t, uint64_t now_us)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < t->n_peers; i++)
+		n += now_us - t->peers[i].seen_us < XFER_PEERS_AGE_US;
+	return n;
 }
 
 static void
@@ -508,7 +533,7 @@ xfer_task_progress(struct xfer_task *t, uint64_t now)
 	p.rate = t->rate > 0 ? (uint64_t)t->rate : 0;
 	p.in_flight = t->in_flight;
 	p.window = xfer_window_allowed(&t->win);
-	p.peers = t->peers;
+	p.peers = xfer_task_peers(t, now);
 	t->progress(t->cls, &p);
 }
 

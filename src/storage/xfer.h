@@ -47,7 +47,10 @@ struct xfer_progress {
 	uint64_t rate;         /* bytes a second, over the last seconds */
 	uint32_t in_flight;    /* blocks asked of the DHT now */
 	uint32_t window;       /* the most it may have in flight now */
-	uint32_t peers;        /* distinct storing peers seen (put) */
+	uint32_t peers;        /* distinct peers its blocks went to (put:
+				* storers of receipts) or came from (get:
+				* the peers that answered) in the last
+				* 10 s; this daemon not counted */
 };
 
 /* How a transfer ended. Borrowed for the callback. */

@@ -220,6 +220,8 @@ xfer_get_block_done(void *cls, const struct dht_result *res)
 	}
 	if (a.hedge)
 		(*t->x->c.hedges_won)++;
+	if (res->responder != NULL)
+		xfer_task_peer(t, res->responder, now);
 	xfer_window_ok(&t->win, now - a.sent_us, now);
 	xfer_get_forget_asks(t, f);
 	f->sealed = malloc(res->block_len);

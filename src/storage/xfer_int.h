@@ -37,7 +37,8 @@
 #define XFER_TRIES         4              /* asks of one block before failing */
 #define XFER_IDENT_MAX     64 /* bytes naming what a task works on */
 #define XFER_LABEL_MAX     255
-#define XFER_PEERS_MAX     64 /* distinct storers counted per put */
+#define XFER_PEERS_MAX     64 /* distinct peers remembered per task */
+#define XFER_PEERS_AGE_US  (10u * 1000 * 1000) /* "in use": seen since */
 
 /* [storage], parsed. */
 struct xfer_cfg {
@@ -127,6 +128,13 @@ struct xfer_rec {
 	struct dhtkey key;
 };
 
+/* A peer a task's blocks went to (put: a storer of a receipt) or came
+ * from (get: the peer that answered), and when. */
+struct xfer_peer {
+	struct dhtkey id;
+	uint64_t seen_us;
+};
+
 /* One transfer. */
 struct xfer_task {
 	TAILQ_ENTRY(xfer_task) link; /* x->tasks */
@@ -176,8 +184,8 @@ struct xfer_task {
 	struct xfer_get *get;
 	char uri[STORAGE_URI_MAX]; /* the file's, once known */
 	uint8_t xxh128[16];
-	unsigned peers;
-	struct dhtkey peer_ids[XFER_PEERS_MAX];
+	struct xfer_peer peers[XFER_PEERS_MAX]; /* the latest seen */
+	unsigned n_peers;
 };
 
 /* xfer.c */
@@ -212,8 +220,12 @@ void xfer_task_record(struct xfer_task *t, int64_t idx,
 void xfer_task_prior_sort(struct xfer_task *t);
 /* The key an earlier run recorded for idx, or NULL. */
 const struct dhtkey *xfer_task_prior(const struct xfer_task *t, int64_t idx);
-/* Notes a storing peer (progress's peers). */
-void xfer_task_peer(struct xfer_task *t, const struct dhtkey *peer);
+/* Notes a peer a block went to or came from at now_us (progress's
+ * peers); this daemon itself is not one. */
+void xfer_task_peer(struct xfer_task *t, const struct dhtkey *peer,
+    uint64_t now_us);
+/* The distinct peers noted in the XFER_PEERS_AGE_US before now_us. */
+unsigned xfer_task_peers(const struct xfer_task *t, uint64_t now_us);
 /* The task of id, or NULL. */
 struct xfer_task *xfer_task_find(struct xfer *x, uint64_t id);
 

@@ -418,7 +418,7 @@ xfer_put_block_done(void *cls, const struct dht_result *res)
 	t->in_flight--;
 	b->tries++;
 	for (unsigned i = 0; i < res->receipts; i++)
-		xfer_task_peer(t, &res->storer[i]);
+		xfer_task_peer(t, &res->storer[i], now);
 	/* Fewer receipts than asked: asked again while tries remain, then
 	 * taken, counted, as long as one peer holds it. */
 	ok = res->status == 0 ||

@@ -8,8 +8,8 @@
  * byte for byte; the same file twice with the same convergence secret
  * stores no new block, with another it shares none; a marker planted in
  * a file is in no daemon's block store; a slow storing daemon's blocks
- * are asked again of the others; transfers listed (names escaped) and
- * cancelled; bad
+ * are asked again of the others; progress names the peers in use;
+ * transfers listed (names escaped) and cancelled; bad
  * URIs, hostile manifests and blocks that do not open. The failures a
  * transfer survives are in test_storage_faults.c.
  */
@@ -283,6 +283,73 @@ START_TEST(test_transfers_cancel)
 	ck_assert_int_eq(o.status, 6);
 	harness_output_free(&o);
 	ck_assert_uint_eq(mesh_stat(d[0], "storage.cancelled"), 1);
+	free(file);
+}
+END_TEST
+
+/* The largest "peers" of the progress lines of ferry --json output, and
+ * how many there were. */
+static uint64_t
+peers_seen(const char *out, unsigned *ret_lines)
+{
+	const char *p = out;
+	uint64_t most = 0, v;
+
+	*ret_lines = 0;
+	while ((p = strstr(p, "{\"event\":\"progress\"")) != NULL) {
+		const char *end = strchr(p, '\n');
+
+		ck_assert_ptr_nonnull(end);
+		p = strstr(p, "\"peers\":");
+		ck_assert_msg(p != NULL && p < end,
+		    "a progress line without peers");
+		v = strtoull(p + 8, NULL, 10);
+		most = v > most ? v : most;
+		(*ret_lines)++;
+		p = end;
+	}
+	return most;
+}
+
+/* Progress names the peers in use: a put's storers (the putting daemon
+ * may be one, but is not counted) and the peers that answered a get,
+ * never more than the other daemons. One replica of each block: the
+ * getter holds a quarter of them, and fetches the rest for long enough
+ * to report progress. */
+START_TEST(test_progress_peers)
+{
+	char *file = make_file("peers", 6000 * CHUNK, NULL), *out, *uri;
+	struct harness_output o;
+	unsigned lines;
+	uint64_t put_peers, get_peers;
+
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "--json", "put", "-r", "1",
+	                     file, NULL),
+	    0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	put_peers = peers_seen(o.out, &lines);
+	ck_assert_msg(lines > 0, "no progress: %s", o.out);
+	uri = strdup(strstr(o.out, "\"uri\":\"") + 7);
+	ck_assert_ptr_nonnull(uri);
+	uri[strcspn(uri, "\"")] = '\0';
+	harness_output_free(&o);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	ck_assert_int_eq(harness_run_cli(d[3], &o, "--json", "get", uri, "-o",
+	                     out, NULL),
+	    0);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	get_peers = peers_seen(o.out, &lines);
+	ck_assert_msg(lines > 0, "no progress: %s", o.out);
+	harness_output_free(&o);
+	ck_assert(same_files(file, out));
+	fprintf(stderr, "progress: put %llu peers, get %llu peers\n",
+	    (unsigned long long)put_peers, (unsigned long long)get_peers);
+	ck_assert_uint_gt(put_peers, 0);
+	ck_assert_uint_le(put_peers, N - 1);
+	ck_assert_uint_gt(get_peers, 0);
+	ck_assert_uint_le(get_peers, N - 1);
+	free(out);
+	free(uri);
 	free(file);
 }
 END_TEST
@@ -568,6 +635,7 @@ storage_suite(void)
 	tcase_add_test(tc, test_hedged);
 	tcase_add_test(tc, test_transfers_cancel);
 	tcase_add_test(tc, test_transfers_escaped);
+	tcase_add_test(tc, test_progress_peers);
 	tcase_add_test(tc, test_bad_manifest);
 	tcase_add_test(tc, test_bad_block);
 	tcase_add_test(tc, test_other_user);
