@@ -185,6 +185,7 @@ progress_fail(const struct cli *cli, struct ferry_client *fc, int r)
 		resumes = true;
 		break;
 	case -ECANCELED:
+	case -EBUSY: /* another run of the same transfer goes on */
 		code = CLI_EXIT_FAIL;
 		break;
 	default:

@@ -59,6 +59,7 @@ xfer_counters_bind(struct xfer *x)
 		C(disk_full),
 		C(checksum_bad),
 		C(db_failed),
+		C(records),
 		C(in_flight),
 		C(running),
 #undef C

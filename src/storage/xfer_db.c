@@ -343,6 +343,9 @@ xfer_db_job_done(void *cls, int status)
 		LIST_REMOVE(j, link);
 	if (db->x != NULL && status < 0 && j->op != XDB_LOAD)
 		(*db->x->c.db_failed)++;
+	/* Committed with the store's batch before this callback. */
+	if (db->x != NULL && status == 0 && j->op == XDB_ADD)
+		(*db->x->c.records) += j->n_recs;
 	if (db->x != NULL && j->op == XDB_INIT) {
 		while ((f = TAILQ_FIRST(&j->found)) != NULL) {
 			TAILQ_REMOVE(&j->found, f, link);

@@ -785,8 +785,9 @@ int
 xfer_get(struct xfer *x, const struct xfer_req *req, uint64_t *ret_id,
     const char **why)
 {
+	uint8_t ident[DHTKEY_LEN + 2 * sizeof(uint64_t)];
 	struct storage_ref root;
-	struct xfer_task *t;
+	struct xfer_task *t, *o;
 	struct stat st;
 	uint64_t v[2];
 	int fl;
@@ -806,8 +807,27 @@ xfer_get(struct xfer *x, const struct xfer_req *req, uint64_t *ret_id,
 		    "the file is not open for reading and writing without O_APPEND";
 		goto inval;
 	}
+	/* The file, and the place it goes: the same URI into the same
+	 * .part file is the same get. */
+	v[0] = (uint64_t)st.st_dev;
+	v[1] = (uint64_t)st.st_ino;
+	memcpy(ident, root.block.b, DHTKEY_LEN);
+	memcpy(ident + DHTKEY_LEN, v, sizeof(v));
+	/* Run again while the first still runs (its client killed, and
+	 * the daemon not yet told): both would write the file, and the
+	 * second would not resume the first. */
+	TAILQ_FOREACH(o, &x->tasks, link)
+		if (o->state == XFER_RUNNING && o->kind == XFER_GET &&
+		    o->uid == req->uid && o->ident_len == sizeof(ident) &&
+		    memcmp(o->ident, ident, sizeof(ident)) == 0) {
+			sodium_memzero(&root, sizeof(root));
+			(void)close(req->fd);
+			*why = "this file is being got already";
+			return -EBUSY;
+		}
 	t = xfer_task_new(x, XFER_GET, req);
 	if (t == NULL) {
+		sodium_memzero(&root, sizeof(root));
 		(void)close(req->fd);
 		*why = "out of memory";
 		return -ENOMEM;
@@ -817,17 +837,13 @@ xfer_get(struct xfer *x, const struct xfer_req *req, uint64_t *ret_id,
 	sodium_memzero(&root, sizeof(root));
 	(void)snprintf(t->label, sizeof(t->label), "%s", req->uri);
 	(void)snprintf(t->uri, sizeof(t->uri), "%s", req->uri);
-	/* The file, and the place it goes: the same URI into the same
-	 * .part file is the same get. */
-	v[0] = (uint64_t)st.st_dev;
-	v[1] = (uint64_t)st.st_ino;
-	memcpy(t->ident, t->root.block.b, DHTKEY_LEN);
-	memcpy(t->ident + DHTKEY_LEN, v, sizeof(v));
-	t->ident_len = DHTKEY_LEN + sizeof(v);
+	memcpy(t->ident, ident, sizeof(ident));
+	t->ident_len = sizeof(ident);
 	*ret_id = t->id;
 	xfer_task_start_later(t);
 	return 0;
 inval:
+	sodium_memzero(&root, sizeof(root));
 	(void)close(req->fd);
 	return -EINVAL;
 }

@@ -81,6 +81,7 @@ struct xfer_counters {
 	uint64_t *disk_full;       /* gets that ran out of space */
 	uint64_t *checksum_bad;    /* gets whose XXH128 did not match */
 	uint64_t *db_failed;       /* records that could not be written */
+	uint64_t *records;         /* done records written (committed) */
 	uint64_t *in_flight;       /* gauge: blocks asked of the DHT */
 	uint64_t *running;         /* gauge: transfers running */
 };
