@@ -195,6 +195,15 @@ uint64_t dht_next_deadline_us(struct dht *d);
 int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
     unsigned replication, dht_done_fn *done, void *cls,
     struct dhtkey *ret_key);
+/* Like dht_put(), but ends with status 0 once quorum (1 to replication;
+ * 0: replication) of the replication peers sent receipts, not waiting
+ * for the others: a put asked of more peers than it needs, so that one
+ * slow or gone among the closest does not hold it up (the storage
+ * layer's hedged and widened puts). The later receipts are not
+ * counted. */
+int dht_put_quorum(struct dht *d, const void *data, size_t len,
+    uint64_t expiry, unsigned replication, unsigned quorum, dht_done_fn *done,
+    void *cls, struct dhtkey *ret_key);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);

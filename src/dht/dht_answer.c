@@ -160,7 +160,7 @@ dht_receipt_take(struct dht *d, struct dht_op *op, unsigned i,
 	op->storer_attempts[op->n_receipts] = (uint8_t)(1u << i);
 	op->storers[op->n_receipts++] = *storer;
 	dht_key_drop(op->refusers, &op->n_refusers, storer);
-	if (op->n_receipts == op->replication) {
+	if (op->n_receipts == op->quorum) {
 		memset(&r, 0, sizeof(r));
 		dht_op_finish(d, op, &r);
 		return;

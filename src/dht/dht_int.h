@@ -109,6 +109,7 @@ struct dht_op {
 	struct buf msg;           /* the first attempt's request, encoded */
 	/* PUT */
 	unsigned replication;
+	unsigned quorum;          /* receipts that complete it */
 	uint8_t put_hash[DHTMSG_HASH_LEN];
 	unsigned n_receipts;
 	struct dhtmsg_receipt receipts[DHTMSG_REPL_MAX];

@@ -107,15 +107,26 @@ dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
     unsigned replication, dht_done_fn *done, void *cls,
     struct dhtkey *ret_key)
 {
+	return dht_put_quorum(d, data, len, expiry, replication, 0, done, cls,
+	    ret_key);
+}
+
+int
+dht_put_quorum(struct dht *d, const void *data, size_t len, uint64_t expiry,
+    unsigned replication, unsigned quorum, dht_done_fn *done, void *cls,
+    struct dhtkey *ret_key)
+{
 	struct dhtmsg_req req;
 	struct dht_op *op;
 	struct dhtkey key;
 
 	if (replication == 0)
 		replication = d->cfg.replication;
+	if (quorum == 0)
+		quorum = replication;
 	if (len == 0 || len > d->cfg.max_block ||
-	    replication > DHTMSG_REPL_MAX || done == NULL ||
-	    expiry <= d->env.wall_s(d->env.cls))
+	    replication > DHTMSG_REPL_MAX || quorum > replication ||
+	    done == NULL || expiry <= d->env.wall_s(d->env.cls))
 		return -EINVAL;
 	dhtkey_of_block(data, len, &key);
 	op = dht_op_new(d, FERRY_MSG_DHT_PUT, &key, done, cls);
@@ -129,6 +140,7 @@ dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	req.put.block_len = len;
 	dhtmsg_put_sign(d->env.ident, &key, &req.put);
 	op->replication = replication;
+	op->quorum = quorum;
 	dhtmsg_put_hash(&key, &req.put, op->put_hash);
 	*ret_key = key;
 	return dht_op_start(d, op, &req);

@@ -49,6 +49,8 @@ xfer_counters_bind(struct xfer *x)
 		C(block_retries),
 		C(hedges),
 		C(hedges_won),
+		C(put_hedges),
+		C(put_hedges_won),
 		C(blocks_bad),
 		C(underreplicated),
 		C(bytes_put),
@@ -559,7 +561,7 @@ xfer_on_tick(evutil_socket_t fd, short what, void *cls)
 		if (t->get != NULL)
 			xfer_get_hedge(t, now);
 		else if (t->put != NULL)
-			xfer_put_pump(t);
+			xfer_put_hedge(t, now);
 	}
 	*x->c.in_flight = in_flight;
 }

@@ -71,6 +71,8 @@ struct xfer_counters {
 				   * failure */
 	uint64_t *hedges;          /* a slow block asked again */
 	uint64_t *hedges_won;      /* ... and the second ask came first */
+	uint64_t *put_hedges;      /* a block slow to be stored put again */
+	uint64_t *put_hedges_won;  /* ... and that put completed it */
 	uint64_t *blocks_bad;      /* failed their hash or AEAD check */
 	uint64_t *underreplicated; /* put with fewer receipts than asked */
 	uint64_t *bytes_put;       /* file bytes put */
@@ -286,6 +288,9 @@ void xfer_put_free(struct xfer_task *t);
 void xfer_put_stop(struct xfer_task *t);
 /* Pumps blocks into the window (after the window grew, a tick). */
 void xfer_put_pump(struct xfer_task *t);
+/* Puts again, toward one more peer, the blocks slow to be stored (a
+ * tick); then pumps. */
+void xfer_put_hedge(struct xfer_task *t, uint64_t now_us);
 
 /* xfer_get.c */
 void xfer_get_start(struct xfer_task *t, const struct storage_ref *root);

@@ -35,6 +35,11 @@
 #include "storage/filesum.h"
 #include "storage/manifest.h"
 
+/* After a hedge won (a peer among the closest is slow or gone), blocks
+ * are put toward one peer more from their first ask for this long, so
+ * that each does not wait out the hedge delay on that peer. */
+#define XFER_WIDE_US (2000u * 1000)
+
 /* A sealed block to put: a chunk or a manifest node. */
 struct xfer_block {
 	TAILQ_ENTRY(xfer_block) link; /* sendq, a job's nodes, or out */
@@ -43,7 +48,12 @@ struct xfer_block {
 	size_t len;
 	struct dhtkey key;
 	uint64_t plain_len; /* file bytes under it (chunks) */
-	unsigned tries;
+	unsigned tries;     /* failed rounds */
+	unsigned asks_out;  /* DHT PUTs of it out */
+	uint64_t sent_us;   /* when this round's first went */
+	bool hedged;        /* this round was hedged */
+	unsigned n_holders; /* distinct storers of its receipts so far */
+	struct dhtkey holders[DHTMSG_REPL_MAX];
 };
 TAILQ_HEAD(xfer_block_list, xfer_block);
 
@@ -67,7 +77,9 @@ struct xfer_put {
 	unsigned sealing; /* chunk jobs out */
 	bool finish_sent;
 	bool have_root;
-	unsigned replication;
+	unsigned replication; /* the client's or [storage]'s, 0: the DHT's */
+	unsigned want;        /* storers each block needs */
+	uint64_t wide_until;  /* puts go wide until (XFER_WIDE_US) */
 	uint64_t expiry;
 	uint64_t old_id;              /* the record resumed, 0 if none */
 	struct xfer_block_list sendq; /* sealed, waiting for the window */
@@ -398,6 +410,100 @@ xfer_put_why(int status)
 /* Sends what the window allows, hands workers what memory allows, and
  * ends the put once everything is done. */
 static void xfer_put_send(struct xfer_task *t);
+static void xfer_put_block_done(void *cls, const struct dht_result *res);
+
+/* Adds the storers of res's receipts to b's holders. */
+static void
+xfer_put_holders(struct xfer_block *b, const struct dht_result *res)
+{
+	for (unsigned i = 0; i < res->receipts; i++) {
+		unsigned j = 0;
+
+		while (j < b->n_holders &&
+		    !dhtkey_equal(&b->holders[j], &res->storer[i]))
+			j++;
+		if (j == b->n_holders && b->n_holders < DHTMSG_REPL_MAX)
+			b->holders[b->n_holders++] = res->storer[i];
+	}
+}
+
+/*
+ * Puts b to the DHT once more. The first round asks the replication
+ * closest peers for all their receipts. A hedge (a round slow to end)
+ * asks one peer more and ends with as many receipts as needed, so that
+ * one slow or gone peer among the closest holds nothing up, and so does
+ * every first round for a while after a hedge won; a retry after a
+ * round that failed asks, besides, as many more peers as it lacks
+ * holders (one if none answered), so that it reaches past those that
+ * did not answer. Holders are counted across rounds.
+ */
+static int
+xfer_put_ask(struct xfer_task *t, struct xfer_block *b, bool hedge)
+{
+	struct xfer_put *p = t->put;
+	unsigned missing = b->n_holders < p->want ? p->want - b->n_holders : 1;
+	unsigned repl = p->want, quorum = p->want;
+	struct xfer_attempt *a;
+	struct dhtkey key;
+	int r;
+
+	if (hedge || (b->tries == 0 && time_mono_us() < p->wide_until))
+		repl = p->want + 1;
+	else if (b->tries > 0)
+		repl = p->want + (b->n_holders > 0 ? missing : 1);
+	if (repl > DHTMSG_REPL_MAX)
+		repl = DHTMSG_REPL_MAX;
+	a = xfer_attempt_new(t, b);
+	if (a == NULL)
+		return -ENOMEM;
+	a->hedge = hedge;
+	r = dht_put_quorum(t->x->dht, b->data, b->len, p->expiry, repl, quorum,
+	    xfer_put_block_done, a, &key);
+	if (r < 0) {
+		struct xfer_attempt gone;
+
+		(void)xfer_attempt_end(a, &gone);
+		return r;
+	}
+	if (b->asks_out == 0)
+		b->sent_us = a->sent_us;
+	b->asks_out++;
+	t->in_flight++;
+	return 0;
+}
+
+/* b is done (or failed): its other asks no longer find it. */
+static void
+xfer_put_forget_asks(struct xfer_task *t, struct xfer_block *b)
+{
+	struct xfer_attempt *a;
+
+	LIST_FOREACH(a, &t->attempts, link)
+		if (a->what == b) {
+			a->what = NULL;
+			t->in_flight--;
+		}
+	b->asks_out = 0;
+}
+
+/* b has the storers it needs, or as many as it will get. */
+static void
+xfer_put_block_ok(struct xfer_task *t, struct xfer_block *b, uint64_t lat_us,
+    uint64_t now)
+{
+	struct xfer *x = t->x;
+
+	if (b->n_holders < t->put->want)
+		(*x->c.underreplicated)++;
+	xfer_window_ok(&t->win, lat_us, now);
+	xfer_put_forget_asks(t, b);
+	TAILQ_REMOVE(&t->put->out, b, link);
+	t->blocks_sent++;
+	(*x->c.blocks_put)++;
+	xfer_task_record(t, b->idx, &b->key);
+	xfer_task_count(t, b->plain_len);
+	xfer_block_free(b);
+}
 
 static void
 xfer_put_block_done(void *cls, const struct dht_result *res)
@@ -407,40 +513,44 @@ xfer_put_block_done(void *cls, const struct dht_result *res)
 	struct xfer_block *b = a.what;
 	struct xfer *x;
 	uint64_t now = time_mono_us();
-	bool ok;
 
 	/* An ended put's blocks stay in out until it is freed; what comes
-	 * back for it now is not recorded (it may have been forgotten). */
-	if (t == NULL || t->ended)
+	 * back for it now is not recorded (it may have been forgotten).
+	 * A block another ask completed is gone. */
+	if (t == NULL || t->ended || b == NULL)
 		return;
 	x = t->x;
-	TAILQ_REMOVE(&t->put->out, b, link);
+	b->asks_out--;
 	t->in_flight--;
-	b->tries++;
 	for (unsigned i = 0; i < res->receipts; i++)
 		xfer_task_peer(t, &res->storer[i], now);
-	/* Fewer receipts than asked: asked again while tries remain, then
-	 * taken, counted, as long as one peer holds it. */
-	ok = res->status == 0 ||
-	    (res->status == -EIO && res->receipts > 0 &&
-	        b->tries >= XFER_TRIES);
-	if (ok) {
-		if (res->status != 0)
-			(*x->c.underreplicated)++;
-		xfer_window_ok(&t->win, now - a.sent_us, now);
-		t->blocks_sent++;
-		(*x->c.blocks_put)++;
-		xfer_task_record(t, b->idx, &b->key);
-		xfer_task_count(t, b->plain_len);
-		xfer_block_free(b);
-	} else if (b->tries < XFER_TRIES && res->status != -ECANCELED) {
-		xfer_window_fail(&t->win, now);
+	xfer_put_holders(b, res);
+	if (res->status == 0 || b->n_holders >= t->put->want) {
+		if (a.hedge) {
+			(*x->c.put_hedges_won)++;
+			t->put->wide_until = now + XFER_WIDE_US;
+		}
+		xfer_put_block_ok(t, b, now - a.sent_us, now);
+		xfer_put_pump(t);
+		return;
+	}
+	/* The other ask may still bring what is missing. */
+	if (b->asks_out > 0) {
+		xfer_put_pump(t);
+		return;
+	}
+	b->tries++;
+	xfer_window_fail(&t->win, now);
+	if (b->tries < XFER_TRIES && res->status != -ECANCELED) {
 		(*x->c.block_retries)++;
+		b->hedged = false;
+		TAILQ_REMOVE(&t->put->out, b, link);
 		TAILQ_INSERT_HEAD(&t->put->sendq, b, link);
 		t->put->queued++;
+	} else if (b->n_holders > 0 && res->status != -ECANCELED) {
+		/* Taken, counted, as long as one peer holds it. */
+		xfer_put_block_ok(t, b, now - a.sent_us, now);
 	} else {
-		TAILQ_INSERT_HEAD(&t->put->sendq, b, link);
-		t->put->queued++;
 		xfer_put_fail(t, res->status, xfer_put_why(res->status));
 		return;
 	}
@@ -451,30 +561,44 @@ static void
 xfer_put_send(struct xfer_task *t)
 {
 	struct xfer_put *p = t->put;
-	struct xfer_attempt *a;
 	struct xfer_block *b;
-	struct dhtkey key;
 	int r;
 
 	while (t->in_flight < xfer_window_allowed(&t->win) &&
 	    (b = TAILQ_FIRST(&p->sendq)) != NULL) {
-		a = xfer_attempt_new(t, b);
-		if (a == NULL)
+		r = xfer_put_ask(t, b, false);
+		if (r == -ENOMEM)
 			return; /* the next tick tries again */
-		r = dht_put(t->x->dht, b->data, b->len, p->expiry,
-		    p->replication, xfer_put_block_done, a, &key);
 		if (r < 0) {
-			struct xfer_attempt gone;
-
-			(void)xfer_attempt_end(a, &gone);
 			xfer_put_fail(t, r, "the DHT refused a block's put");
 			return;
 		}
 		TAILQ_REMOVE(&p->sendq, b, link);
 		p->queued--;
 		TAILQ_INSERT_TAIL(&p->out, b, link);
-		t->in_flight++;
 	}
+}
+
+void
+xfer_put_hedge(struct xfer_task *t, uint64_t now_us)
+{
+	struct xfer_put *p = t->put;
+	uint64_t delay = xfer_window_hedge_us(&t->win);
+	struct xfer_block *b;
+
+	if (p == NULL || t->ended)
+		return;
+	/* No peer past the most a put may ask of. */
+	if (p->want < DHTMSG_REPL_MAX)
+		TAILQ_FOREACH(b, &p->out, link) {
+			if (b->hedged || b->asks_out == 0 ||
+			    now_us - b->sent_us < delay)
+				continue;
+			b->hedged = true;
+			if (xfer_put_ask(t, b, true) == 0)
+				(*t->x->c.put_hedges)++;
+		}
+	xfer_put_pump(t);
 }
 
 void
@@ -636,6 +760,8 @@ xfer_put_start(struct xfer_task *t, unsigned replication)
 	p->chunk_size = x->cfg.chunk_size;
 	p->n_chunks = (t->size + p->chunk_size - 1) / p->chunk_size;
 	p->replication = replication ? replication : x->cfg.replication;
+	p->want =
+	    p->replication ? p->replication : dht_config(x->dht)->replication;
 	p->expiry = time_real_s() + x->cfg.lifetime_s;
 	t->blocks_total = p->n_chunks;
 	{

@@ -220,32 +220,59 @@ sum_stat(const char *name)
 	return v;
 }
 
-/* Runs ferry with args (NULL-terminated) on dd in the background,
- * output thrown away; its pid. */
+/* Runs ferry with the arguments of ap (NULL-terminated) on dd in the
+ * background, its standard output into the file out (NULL: thrown
+ * away, as everything else); its pid. */
 static inline pid_t
-spawn_cli(struct harness_daemon *dd, ...)
+spawn_cli_va(struct harness_daemon *dd, const char *out, va_list ap)
 {
 	const char *argv[16] = { harness_cli_path(), "--socket", dd->socket };
 	size_t n = 3;
-	va_list ap;
 	pid_t pid;
 	int fd;
 
-	va_start(ap, dd);
 	while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL)
 		n++;
-	va_end(ap);
 	argv[n] = NULL;
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		fd = open("/dev/null", O_RDWR);
 		(void)dup2(fd, 0);
-		(void)dup2(fd, 1);
 		(void)dup2(fd, 2);
+		if (out != NULL)
+			fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		(void)dup2(fd, 1);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Runs ferry with args (NULL-terminated) on dd in the background,
+ * output thrown away; its pid. */
+static inline pid_t
+spawn_cli(struct harness_daemon *dd, ...)
+{
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, dd);
+	pid = spawn_cli_va(dd, NULL, ap);
+	va_end(ap);
+	return pid;
+}
+
+/* The same, standard output into the file out. */
+static inline pid_t
+spawn_cli_out(struct harness_daemon *dd, const char *out, ...)
+{
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, out);
+	pid = spawn_cli_va(dd, out, ap);
+	va_end(ap);
 	return pid;
 }
 

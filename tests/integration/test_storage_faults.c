@@ -2,8 +2,10 @@
 /*
  * What a transfer survives, and what it reports clearly (issue 13), with
  * real daemons: a storing daemon killed during a get, and every block of
- * the getter's own store damaged: both gets complete, byte for byte; the
- * putting daemon killed with SIGKILL mid-put and restarted: ferry put run
+ * the getter's own store damaged: both gets complete, byte for byte; a
+ * storing daemon killed during a put: the put completes, every block
+ * with all its storers among those left; the putting daemon killed with
+ * SIGKILL mid-put and restarted: ferry put run
  * again resumes and sends none of the blocks whose receipts were
  * recorded; ferry get killed mid-get resumes into its .part file; a file
  * that changes while it is put, and a full disk on the getting side: a
@@ -27,6 +29,62 @@ START_TEST(test_storer_killed)
 	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
 	ck_assert_int_eq(wait_pid(pid), 0);
 	ck_assert(same_files(file, out));
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
+/* A storing daemon killed in the middle of a put: the blocks whose
+ * placement included it are put again, past it (hedged when slow,
+ * widened when they failed), and the put completes, every block with
+ * its three storers among the three daemons left; the file comes back
+ * right. */
+START_TEST(test_storer_killed_put)
+{
+	char *file = make_file("sput", 3000 * CHUNK + 13, NULL), *out, *uri;
+	char *printed, line[1024];
+	uint64_t t0, ms;
+	int status;
+	FILE *f;
+	pid_t pid;
+
+	ck_assert_int_gt(asprintf(&printed, "%s.uri", file), 0);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	pid = spawn_cli_out(d[0], printed, "put", file, NULL);
+	ck_assert_msg(wait_counter(d[0], "storage.blocks_put", 300, pid),
+	    "the put ended before a storing daemon could be killed");
+	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
+	t0 = harness_now_ms();
+	status = wait_pid(pid);
+	ms = harness_now_ms() - t0;
+	fprintf(stderr,
+	    "put past a killed storer: %llu ms after the kill; put_hedges %llu "
+	    "(won %llu), block_retries %llu, underreplicated %llu\n",
+	    (unsigned long long)ms,
+	    (unsigned long long)mesh_stat(d[0], "storage.put_hedges"),
+	    (unsigned long long)mesh_stat(d[0], "storage.put_hedges_won"),
+	    (unsigned long long)mesh_stat(d[0], "storage.block_retries"),
+	    (unsigned long long)mesh_stat(d[0], "storage.underreplicated"));
+	if (status != 0)
+		harness_dump_logs(h);
+	ck_assert_int_eq(status, 0);
+	f = fopen(printed, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	uri = strdup(line);
+	ck_assert_int_eq(get_cli(d[2], uri, out, NULL, 0), 0);
+	ck_assert(same_files(file, out));
+	/* Blocks were put again past the dead one, and none was taken
+	 * with fewer storers than asked: three daemons are left. */
+	ck_assert_uint_gt(mesh_stat(d[0], "storage.put_hedges") +
+	        mesh_stat(d[0], "storage.block_retries"),
+	    0);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.underreplicated"), 0);
+	ck_assert_uint_eq(mesh_stat(d[0], "storage.puts_failed"), 0);
+	free(printed);
 	free(out);
 	free(uri);
 	free(file);
@@ -287,6 +345,7 @@ storage_faults_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_storer_killed);
+	tcase_add_test(tc, test_storer_killed_put);
 	tcase_add_test(tc, test_damaged_replica);
 	tcase_add_test(tc, test_put_resumes);
 	tcase_add_test(tc, test_get_resumes);

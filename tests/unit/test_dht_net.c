@@ -12,7 +12,8 @@
  * the REPLICATION closest nodes with that many valid receipts; every
  * node GETs it; an absent key and a lost holder end well; answers find
  * their way back along the path when no direct link can be made; forged
- * receipts, duplicates and malformed bodies are counted and dropped.
+ * receipts, duplicates and malformed bodies are counted and dropped; a
+ * PUT with a quorum ends without its slowest storer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -1694,6 +1695,61 @@ START_TEST(test_join_one_by_one)
 }
 END_TEST
 
+/*
+ * A PUT asked of four peers with a quorum of three (dht_put_quorum, the
+ * storage layer's hedges): one of the four closest is silent with its
+ * link up, as a crashed peer looks until its link times out. Asking for
+ * all four receipts, the PUT waits for the silent one's until it gives
+ * up (-EIO, three receipts); with a quorum of three it ends as soon as
+ * the other three sent theirs. A quorum above the replication is
+ * refused.
+ */
+START_TEST(test_put_quorum)
+{
+	uint8_t data[600];
+	struct dhtkey key, w[4];
+	struct outcome o;
+	uint64_t t0;
+	int r = 5, silent;
+
+	net_start(16);
+	net_join();
+	no_refresh();
+	block_ranked(r, -1, data, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	true_closest(&key, w, 4);
+	silent = node_of(&w[1]);
+	nodes[silent].alive = false;
+	memset(&o, 0, sizeof(o));
+	t0 = now_us;
+	ck_assert_int_eq(dht_put_quorum(nodes[r].dht, data, sizeof(data),
+	                     1800000000, 4, 0, on_done, &o, &key),
+	    0);
+	wait_for(&o);
+	ck_assert_int_eq(o.status, -EIO);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_ge(now_us - t0, 1000000);
+	memset(&o, 0, sizeof(o));
+	t0 = now_us;
+	ck_assert_int_eq(dht_put_quorum(nodes[r].dht, data, sizeof(data),
+	                     1800000000, 4, 3, on_done, &o, &key),
+	    0);
+	ck_assert(!o.done);
+	while (!o.done && now_us - t0 < 15000000)
+		run_ms(1);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_lt(now_us - t0, 100000);
+	for (unsigned i = 0; i < o.receipts; i++)
+		ck_assert(!dhtkey_equal(&o.storers[i], &nodes[silent].id));
+	ck_assert_int_eq(dht_put_quorum(nodes[r].dht, data, sizeof(data),
+	                     1800000000, 3, 4, on_done, &o, &key),
+	    -EINVAL);
+	net_free();
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -1720,6 +1776,7 @@ test_suite(void)
 	tcase_add_test(tc, test_dead_neighbour_leaves);
 	tcase_add_test(tc, test_put_candidates);
 	tcase_add_test(tc, test_put_candidate_routes_on);
+	tcase_add_test(tc, test_put_quorum);
 	suite_add_tcase(s, tc);
 	return s;
 }
