@@ -8,8 +8,8 @@
  * writev, as strace saw them) is decoded and searched for the marker, as
  * given and hex-encoded. As a control that the capture sees the wire, the
  * bytes are there, and on TCP the stream's clear magic "FERRYTCP" is
- * among them. test_storage's test_marker checks the block stores and logs;
- * mail is not covered here (it needs test_smtp_daemons' MTA fixture).
+ * among them. test_storage's test_marker checks the block stores and logs,
+ * test_mail_marker the mail (it needs the MTA fixture).
  */
 /* ctest: TIMEOUT=120 RUN_SERIAL=1 */
 #include "storage_test.h"

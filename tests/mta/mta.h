@@ -39,6 +39,9 @@ struct mta_user {
 	char filter[128]; /* "X-Ferry-Test: <run tag>-<name>" */
 	char inbox[256];  /* its Maildir or FIFO */
 	bool fifo;        /* FIFO rather than Maildir */
+	char home[256];   /* its home: Mailbox, procmail.log */
+	char kept[272];   /* a Maildir with a copy of each mail for the
+			   * inbox (mta_user_kept), else "" */
 };
 
 /* Runs argv (argv[0] a path), feeding it in (NULL: nothing) and keeping
@@ -172,13 +175,31 @@ mta_tag(void)
 	return tag;
 }
 
+static inline void mta_user_make(struct mta_user *u, const char *name,
+    bool fifo, bool keep);
+
 /* (Re)makes user name with an empty inbox of the given kind. */
 static inline void
 mta_user(struct mta_user *u, const char *name, bool fifo)
 {
+	mta_user_make(u, name, fifo, false);
+}
+
+/* The same with a Maildir inbox, and a copy of every mail for it kept in
+ * u->kept, which ferry does not consume: all the mail the user got. */
+static inline void
+mta_user_kept(struct mta_user *u, const char *name)
+{
+	mta_user_make(u, name, false, true);
+}
+
+static inline void
+mta_user_make(struct mta_user *u, const char *name, bool fifo, bool keep)
+{
 	char *argv[] = { (char *)mta_script(), (char *)"user", (char *)name,
-		(char *)(fifo ? "fifo" : "maildir"), u->filter, NULL };
-	char out[512];
+		(char *)(fifo ? "fifo" : "maildir"), u->filter,
+		(char *)(keep ? "keep" : NULL), NULL };
+	char out[512], *slash;
 	size_t len;
 
 	memset(u, 0, sizeof(*u));
@@ -193,6 +214,13 @@ mta_user(struct mta_user *u, const char *name, bool fifo)
 	ck_assert(len > 0 && len < sizeof(u->inbox));
 	memcpy(u->inbox, out, len);
 	u->inbox[len] = '\0';
+	/* The inbox is $HOME/Maildir or $HOME/inbox.fifo. */
+	memcpy(u->home, u->inbox, len + 1);
+	slash = strrchr(u->home, '/');
+	ck_assert_ptr_nonnull(slash);
+	*slash = '\0';
+	if (keep)
+		(void)snprintf(u->kept, sizeof(u->kept), "%s/Kept", u->home);
 }
 
 /* Hands text (a whole mail, LF line ends) to Postfix for rcpt with an

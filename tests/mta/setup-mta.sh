@@ -8,8 +8,14 @@
 # without systemd (postfix start / reload). Idempotent.
 #
 #   setup-mta.sh                         install (apt-get), configure, start
-#   setup-mta.sh user NAME MODE FILTER   (re)make test user NAME; prints the
-#                                        inbox path. MODE: maildir | fifo
+#   setup-mta.sh user NAME MODE FILTER [keep]
+#                                        (re)make test user NAME; prints the
+#                                        inbox path. MODE: maildir | fifo.
+#                                        keep: procmail also files a copy
+#                                        of every mail for the inbox in
+#                                        the Maildir $HOME/Kept, which the
+#                                        reader does not consume (for tests
+#                                        that search all mail sent)
 #   setup-mta.sh status                  exit 0 if Postfix answers on :25
 #
 # Test-run tagging: a test passes a FILTER that names its run (for example
@@ -230,7 +236,7 @@ regex_quote() {
 }
 
 make_user() {
-    local name=$1 mode=$2 filter=$3 home inbox rc re
+    local name=$1 mode=$2 filter=$3 keep=${4:-} home inbox rc re
     case "$name" in
         *[!a-z0-9_-]* | [!a-z]* | ?????????????????????????????????*)
             say "user name '$name': lower-case letters, digits, - and _, up to 32"
@@ -238,6 +244,9 @@ make_user() {
     esac
     case "$mode" in maildir | fifo) ;; *)
         say "mode '$mode': maildir or fifo"; exit 1 ;;
+    esac
+    case "$keep" in "" | keep) ;; *)
+        say "'$keep': keep or nothing"; exit 1 ;;
     esac
     if [[ "$filter" == *[$'\r\n']* ]] ||
         ! printf '%s' "$filter" | LC_ALL=C grep -qE '^[!-9;-~]+: *[^ ].*$'; then
@@ -254,7 +263,12 @@ make_user() {
     fi
     install -d -o "$name" -g "$name" -m 0755 "$home"
     # Start each run with an empty inbox.
-    rm -rf "$home/Maildir" "$home/inbox.fifo" "$home/inbox.fifo.lock"
+    rm -rf "$home/Maildir" "$home/inbox.fifo" "$home/inbox.fifo.lock" \
+        "$home/Kept" "$home/Mailbox"
+    if [ "$keep" = keep ]; then
+        install -d -o "$name" -g "$name" -m 0755 \
+            "$home/Kept" "$home/Kept/tmp" "$home/Kept/new" "$home/Kept/cur"
+    fi
     if [ "$mode" = maildir ]; then
         inbox=$home/Maildir
         install -d -o "$name" -g "$name" -m 0755 \
@@ -276,6 +290,10 @@ make_user() {
         echo "LOGFILE=$home/procmail.log"
         echo "UMASK=022"
         echo ""
+        if [ "$keep" = keep ]; then
+            # A carbon copy (c): the recipe below still delivers.
+            printf ':0 c\n* ^%s$\nKept/\n\n' "$re"
+        fi
         if [ "$mode" = maildir ]; then
             # Maildir (trailing slash): written to tmp/, then linked into
             # new/; never blocks, and waits while no reader runs.
@@ -304,15 +322,16 @@ case "${1:-setup}" in
         say "ready: Postfix on 127.0.0.1:25, log $LOG, inboxes under $DIR"
         ;;
     user)
-        [ $# -eq 4 ] || { say "usage: setup-mta.sh user NAME MODE FILTER"; exit 1; }
+        [ $# -eq 4 ] || [ $# -eq 5 ] ||
+            { say "usage: setup-mta.sh user NAME MODE FILTER [keep]"; exit 1; }
         command -v postfix >/dev/null 2>&1 || cannot "Postfix is not installed"
-        make_user "$2" "$3" "$4"
+        make_user "$2" "$3" "$4" "${5:-}"
         ;;
     status)
         port_open
         ;;
     *)
-        say "usage: setup-mta.sh [setup | user NAME MODE FILTER | status]"
+        say "usage: setup-mta.sh [setup | user NAME MODE FILTER [keep] | status]"
         exit 1
         ;;
 esac
