@@ -201,9 +201,9 @@ int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
  * slow or gone among the closest does not hold it up (the storage
  * layer's hedged and widened puts). The later receipts are not
  * counted. */
-int dht_put_quorum(struct dht *d, const void *data, size_t len,
-    uint64_t expiry, unsigned replication, unsigned quorum, dht_done_fn *done,
-    void *cls, struct dhtkey *ret_key);
+int dht_put_quorum(struct dht *d, const void *data, size_t len, uint64_t expiry,
+    unsigned replication, unsigned quorum, dht_done_fn *done, void *cls,
+    struct dhtkey *ret_key);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);

@@ -2,13 +2,13 @@
 /*
  * Issue 13, benchmarks 1 and 3 (tests/bench/README): seed 001's Fig. 3
  * for ferry's encoding, the time of each stage of the upload of a 20 MB
- * random file (chunk, hash, key, encrypt, name) at chunk sizes from 8 KiB
- * to 4 MiB, median of several runs; PBKDF2's cost per chunk at 1, 10,
- * 100 and 1000 iterations against what hashing and encrypting a chunk
- * cost; and the machine's own pipeline limit (read, storage_seal, write)
- * on one thread and on two. The transmit stage needs daemons: it belongs
- * to the transfer engine's benchmark (stages.c says how to add a stage).
- * A program, not a test: nothing here asserts a time.
+ * random file (chunk, hash, key, encrypt, name on the CPU; transmit, the
+ * sealed blocks put into the DHT of two daemons linked over UDP, by the
+ * clock) at chunk sizes from 8 KiB to 4 MiB, median of several runs;
+ * PBKDF2's cost per chunk at 1, 10, 100 and 1000 iterations against what
+ * hashing and encrypting a chunk cost; and the machine's own pipeline
+ * limit (read, storage_seal, write) on one thread and on two. A program,
+ * not a test: nothing here asserts a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +21,8 @@
 #include <openssl/rand.h>
 #include <sodium.h>
 
+#include <ferry/proto.h>
+
 #include "core/aead.h"
 #include "lib/log.h"
 #include "storage/chunk.h"
@@ -28,7 +30,7 @@
 
 static const char sg_usage[] =
     " [-f MB] [-k SIZES] [-i ITERS] [-I N] [-T THREADS] [-a aes|chacha]\n"
-    "       [-w stages,pbkdf2,pipeline] [-d DIR]\n"
+    "       [-w stages,transmit,pbkdf2,pipeline] [-W N] [-d DIR]\n"
     "  -f MB      size of the random file, 10^6 bytes (default 20; -q 4)\n"
     "  -k SIZES   chunk sizes, bytes or with k/m (default 8k,16k,...,4m)\n"
     "  -i ITERS   PBKDF2 iteration counts to cost (default 1,10,100,1000)\n"
@@ -36,7 +38,9 @@ static const char sg_usage[] =
     "             STORAGE_ITERATIONS_DEFAULT)\n"
     "  -T THREADS pipeline thread counts (default 1,2)\n"
     "  -a CIPHER  aes or chacha (default: as the link layer chooses)\n"
-    "  -w WHAT    what to measure (default all three)\n"
+    "  -w WHAT    what to measure (default all four; transmit needs\n"
+    "             stages, and starts two daemons)\n"
+    "  -W N       transmit: blocks in flight (default 8)\n"
     "  -d DIR     where the files go ($TMPDIR or /tmp)";
 
 /* Parses "8k,1m,300" into v (at most max). Number of values, or -1. */
@@ -66,6 +70,7 @@ static int
 sg_what(struct sg_opts *so, const char *arg)
 {
 	so->want_stages = strstr(arg, "stages") != NULL;
+	so->want_xmit = so->want_stages && strstr(arg, "transmit") != NULL;
 	so->want_pbkdf2 = strstr(arg, "pbkdf2") != NULL;
 	so->want_pipe = strstr(arg, "pipeline") != NULL;
 	return so->want_stages || so->want_pbkdf2 || so->want_pipe ? 0 : -1;
@@ -102,6 +107,9 @@ sg_opt(int opt, const char *arg, void *cls)
 		return so->aes || strcmp(arg, "chacha") == 0 ? 0 : -1;
 	case 'w':
 		return sg_what(so, arg);
+	case 'W':
+		n = sg_list(arg, &so->window, 1, SG_XMIT_WINDOW_MAX);
+		return n;
 	case 'd':
 		so->dir = arg;
 		return 0;
@@ -151,33 +159,63 @@ sg_size_name(unsigned size, char *buf, size_t n)
 	return buf;
 }
 
-/* Medians of the stage times, ms, by chunk size and stage. */
+/* Medians of the stage times, ms, by chunk size and stage; transmit's,
+ * NAN where it was not measured. */
 struct sg_results {
 	double ms[SG_MAX_SIZES][SG_MAX_STAGES];
+	double xmit_ms[SG_MAX_SIZES];
+	unsigned xmit_retries[SG_MAX_SIZES]; /* over its runs */
 	uint64_t chunks[SG_MAX_SIZES];
 	bool have;
 };
 
-/* One chunk size's stages, reps times; medians into res. */
+/* Whether a sealed chunk of size bytes is one DHT block. */
+static bool
+sg_xmit_fits(unsigned size)
+{
+	return storage_sealed_len(size) <= FERRY_DHT_BLOCK_MAX;
+}
+
+/* One chunk size's stages, reps times, and its transmit on x (NULL:
+ * none) the first SG_XMIT_REPS of them; medians into res. */
 static int
 sg_stages_size(const struct sg_opts *so, const struct sg_file *in, unsigned si,
-    struct sg_results *res)
+    struct sg_xmit *x, struct sg_results *res)
 {
-	double v[SG_MAX_STAGES][64], secs[SG_MAX_STAGES];
-	unsigned reps = so->o.reps < 64 ? so->o.reps : 64;
+	double v[SG_MAX_STAGES][64], secs[SG_MAX_STAGES], t[SG_XMIT_REPS];
+	unsigned reps = so->o.reps < 64 ? so->o.reps : 64, nt = 0;
+	struct sg_blocks blocks = { 0 };
 	struct bench_summary sum;
+	unsigned retries;
+	int err = 0;
 
-	for (unsigned r = 0; r < reps; r++) {
-		int err = sg_time_stages(so, in, so->sizes[si], secs);
+	res->xmit_retries[si] = 0;
+	if (!sg_xmit_fits(so->sizes[si]))
+		x = NULL;
+	for (unsigned r = 0; r < reps && err == 0; r++) {
+		bool send = x != NULL && r < SG_XMIT_REPS;
 
-		if (err < 0)
-			return err;
-		for (unsigned s = 0; s < sg_n_stages; s++)
+		err = sg_time_stages(so, in, so->sizes[si], secs,
+		    send ? &blocks : NULL);
+		for (unsigned s = 0; err == 0 && s < sg_n_stages; s++)
 			v[s][r] = secs[s] * 1e3;
+		if (err == 0 && send) {
+			err = sg_xmit_run(x, &blocks, &t[nt], &retries);
+			t[nt++] *= 1e3;
+			res->xmit_retries[si] += retries;
+		}
+		sg_blocks_free(&blocks);
 	}
+	if (err < 0)
+		return err;
 	for (unsigned s = 0; s < sg_n_stages; s++) {
 		bench_summarize(v[s], reps, &sum);
 		res->ms[si][s] = sum.median;
+	}
+	res->xmit_ms[si] = NAN;
+	if (nt > 0) {
+		bench_summarize(t, nt, &sum);
+		res->xmit_ms[si] = sum.median;
 	}
 	res->chunks[si] = (in->size + so->sizes[si] - 1) / so->sizes[si];
 	return 0;
@@ -185,7 +223,7 @@ sg_stages_size(const struct sg_opts *so, const struct sg_file *in, unsigned si,
 
 static int
 sg_run_stages(const struct sg_opts *so, const struct sg_file *in,
-    struct sg_results *res)
+    struct sg_xmit *x, struct sg_results *res)
 {
 	char name[32], header[256] = "chunk_size,chunks";
 	FILE *csv;
@@ -194,6 +232,9 @@ sg_run_stages(const struct sg_opts *so, const struct sg_file *in,
 		(void)snprintf(header + strlen(header),
 		    sizeof(header) - strlen(header), ",%s_ms",
 		    sg_stages[s].name);
+	if (x != NULL)
+		(void)snprintf(header + strlen(header),
+		    sizeof(header) - strlen(header), ",transmit_ms");
 	csv = bench_csv_open(&so->o, "stages.csv", header);
 	if (csv == NULL)
 		return -EIO;
@@ -201,13 +242,21 @@ sg_run_stages(const struct sg_opts *so, const struct sg_file *in,
 	    "\nStages of the upload of a %.0f MB random file (seed 001 Fig. 3), CPU ms, median of %u runs, %s, %u PBKDF2 iterations:\n",
 	    (double)in->size / 1e6, so->o.reps,
 	    so->aes ? "AES-256-GCM" : "ChaCha20-Poly1305", so->stage_iters);
+	if (x != NULL)
+		printf(
+		    "transmit: the sealed blocks put into the DHT of 2 daemons linked over UDP on loopback, replication 2 (stored by both, one across the link), %u in flight; wall ms, median of %u runs\n",
+		    so->window,
+		    so->o.reps < SG_XMIT_REPS ? so->o.reps : SG_XMIT_REPS);
 	printf("  %-8s %7s", "chunk", "chunks");
 	for (unsigned s = 0; s < sg_n_stages; s++)
 		printf(" %9s", sg_stages[s].name);
-	printf(" %9s %8s\n", "total", "MB/s");
+	printf(" %9s %8s", "total", "MB/s");
+	if (x != NULL)
+		printf(" %9s %8s", "transmit", "MB/s");
+	printf("\n");
 	for (unsigned si = 0; si < so->n_sizes; si++) {
 		double total = 0;
-		int r = sg_stages_size(so, in, si, res);
+		int r = sg_stages_size(so, in, si, x, res);
 
 		if (r < 0) {
 			(void)fclose(csv);
@@ -223,7 +272,17 @@ sg_run_stages(const struct sg_opts *so, const struct sg_file *in,
 			fprintf(csv, ",%.4f", res->ms[si][s]);
 			total += res->ms[si][s];
 		}
-		printf(" %9.2f %8.0f\n", total, (double)in->size / total / 1e3);
+		printf(" %9.2f %8.0f", total, (double)in->size / total / 1e3);
+		if (x != NULL && isnan(res->xmit_ms[si]))
+			printf(" %9s %8s", "n/a", "");
+		else if (x != NULL)
+			printf(" %9.1f %8.1f", res->xmit_ms[si],
+			    (double)in->size / res->xmit_ms[si] / 1e3);
+		if (x != NULL)
+			fprintf(csv, ",%.4f", res->xmit_ms[si]);
+		if (x != NULL && res->xmit_retries[si] > 0)
+			printf("  (%u puts again)", res->xmit_retries[si]);
+		printf("\n");
 		fprintf(csv, "\n");
 		(void)fflush(stdout);
 	}
@@ -378,7 +437,9 @@ sg_defaults(struct sg_opts *so)
 	so->threads[1] = 2;
 	so->n_threads = 2;
 	so->aes = aead_aes_fast();
-	so->want_stages = so->want_pbkdf2 = so->want_pipe = true;
+	so->want_stages = so->want_xmit = true;
+	so->want_pbkdf2 = so->want_pipe = true;
+	so->window = 8;
 	so->dir = tmp != NULL && *tmp == '/' ? tmp : "/tmp";
 }
 
@@ -388,6 +449,7 @@ main(int argc, char **argv)
 	struct sg_opts so;
 	struct sg_results res = { .have = false };
 	struct storage_codec *c = NULL;
+	struct sg_xmit *x = NULL;
 	struct sg_file in = { .fd = -1 };
 	uint8_t secret[STORAGE_SECRET_LEN];
 	int r;
@@ -396,8 +458,9 @@ main(int argc, char **argv)
 	 * sodium_init(), and says "no AES" until then. */
 	if (sodium_init() < 0)
 		return 1;
+	bench_env_init(); /* the transmit stage's daemons load plugins */
 	sg_defaults(&so);
-	bench_opts_parse(&so.o, argc, argv, "f:k:i:I:T:a:w:d:", sg_opt, &so,
+	bench_opts_parse(&so.o, argc, argv, "f:k:i:I:T:a:w:W:d:", sg_opt, &so,
 	    sg_usage);
 	if (so.o.quick && so.file_size == 20000000)
 		so.file_size = 4000000;
@@ -406,8 +469,11 @@ main(int argc, char **argv)
 	r = storage_codec_new(secret, so.stage_iters, so.aes, &c);
 	if (r == 0)
 		r = sg_file_make(&so, &in);
+	if (r == 0 && so.want_stages && so.want_xmit)
+		r = sg_xmit_start(so.window, &x);
 	if (r == 0 && so.want_stages)
-		r = sg_run_stages(&so, &in, &res);
+		r = sg_run_stages(&so, &in, x, &res);
+	sg_xmit_stop(x);
 	if (r == 0 && so.want_pbkdf2)
 		r = sg_run_pbkdf2(&so, &res);
 	if (r == 0 && so.want_pipe)

@@ -2,9 +2,11 @@
 # bench_stages (issue 13): seed 001 Fig. 3 for ferry's encoding, the time
 # of each stage of the upload of the random file by chunk size, stacked as
 # in the paper (every stage column of stages.csv, so a stage added to
-# stages.c appears by itself); the pipeline's limit in MB/s on one and two
-# threads; PBKDF2's cost per key by iteration count against what hashing
-# and encrypting one chunk cost.
+# stages.c appears by itself; transmit, the blocks put into the DHT of two
+# daemons, is wall-clock time where the others are CPU time, and absent
+# where a sealed chunk is more than one DHT block); the pipeline's limit
+# in MB/s on one and two threads; PBKDF2's cost per key by iteration
+# count against what hashing and encrypting one chunk cost.
 # Usage: gnuplot -e "dir='OUT'" tests/bench/plot_stages.gp -> OUT/stages.png
 
 if (!exists("dir")) dir = "bench-out"
@@ -19,11 +21,12 @@ else { set terminal png size 1500,520 }
 set output dir . "/stages.png"
 set termoption noenhanced
 set datafile separator ","
+set datafile missing "nan"
 ncol = system("head -n1 " . f . " | awk -F, '{ print NF }'") + 0
 sz(x) = x >= 1048576 ? sprintf("%d MiB", x / 1048576) : sprintf("%d KiB", x / 1024)
 set multiplot layout 1, 3 title "ferry's encoding (bench_stages): seed 001 Fig. 3, pipeline limit, PBKDF2 cost"
 
-set title "CPU time of each stage for the whole file (median)"
+set title "Time of each stage for the whole file (median; CPU, transmit by the clock)"
 set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border -1
@@ -34,7 +37,7 @@ set xtics rotate by -45 font ",9"
 set grid ytics
 set key top center font ",9"
 plot for [i = 3:ncol] f using i:xtic(sz($1)) \
-    title system(sprintf("head -n1 %s | cut -d, -f%d | sed 's/_ms$//'", f, i))
+    title system(sprintf("head -n1 %s | cut -d, -f%d | sed 's/_ms$//; s/^transmit$/transmit (wall)/'", f, i))
 
 unset style
 set style data linespoints

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The stages of seed 001's Fig. 3, ferry's way (tests/bench/README): for
+ * The stages of seed 001's Fig. 3 on the CPU, ferry's way
+ * (tests/bench/README; transmit is stages_xmit.c's): for
  * every chunk of the file, in turn, chunk (read it from the file), hash
  * (SHA-512), key (PBKDF2-HMAC-SHA512 of the hash, salted as
  * src/storage/chunk.c salts it), encrypt (the AEAD of core/aead.h, a
@@ -102,10 +103,47 @@ const struct sg_stage sg_stages[] = {
 };
 const unsigned sg_n_stages = sizeof(sg_stages) / sizeof(sg_stages[0]);
 
+void
+sg_blocks_free(struct sg_blocks *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->data[i]);
+	free(b->data);
+	free(b->len);
+	memset(b, 0, sizeof(*b));
+}
+
+/* A copy of c's sealed block into b. */
+static int
+sg_blocks_add(struct sg_blocks *b, const struct sg_ctx *c)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 256;
+		uint8_t **d = realloc(b->data, cap * sizeof(*d));
+		size_t *l;
+
+		if (d == NULL)
+			return -ENOMEM;
+		b->data = d;
+		l = realloc(b->len, cap * sizeof(*l));
+		if (l == NULL)
+			return -ENOMEM;
+		b->len = l;
+		b->cap = cap;
+	}
+	b->data[b->n] = malloc(c->sealed_len);
+	if (b->data[b->n] == NULL)
+		return -ENOMEM;
+	memcpy(b->data[b->n], c->sealed, c->sealed_len);
+	b->len[b->n++] = c->sealed_len;
+	return 0;
+}
+
 int
 sg_time_stages(const struct sg_opts *so, const struct sg_file *in,
-    unsigned size, double *secs)
+    unsigned size, double *secs, struct sg_blocks *keep)
 {
+	static uint32_t runs;
 	struct sg_ctx c = { .so = so, .in = in };
 	int r = 0;
 
@@ -119,6 +157,10 @@ sg_time_stages(const struct sg_opts *so, const struct sg_file *in,
 	c.salt[16] = STORAGE_KIND_DATA;
 	c.salt[17] = so->aes ? STORAGE_CIPHER_AESGCM : STORAGE_CIPHER_CHACHA20;
 	memset(c.salt + 18, 0x5a, 32);
+	/* As another convergence secret would: other blocks every run, so
+	 * that the transmit stage never puts a block the DHT holds. */
+	runs++;
+	memcpy(c.salt + 18, &runs, sizeof(runs));
 	for (unsigned s = 0; s < sg_n_stages; s++)
 		secs[s] = 0;
 	for (c.offset = 0; c.offset < in->size && r == 0; c.offset += size) {
@@ -131,6 +173,8 @@ sg_time_stages(const struct sg_opts *so, const struct sg_file *in,
 			r = sg_stages[s].fn(&c);
 			secs[s] += (double)(sg_cpu_ns() - t0) / 1e9;
 		}
+		if (r == 0 && keep != NULL)
+			r = sg_blocks_add(keep, &c);
 	}
 out:
 	free(c.chunk);

@@ -2,8 +2,9 @@
 /*
  * Shared by bench_stages.c (options, tables, CSV), stages.c (the time of
  * each stage of seed 001's upload pipeline, and PBKDF2's cost per
- * iteration count) and stages_pipe.c (the whole pipeline, read to write,
- * on one thread and on several). See tests/bench/README.
+ * iteration count), stages_xmit.c (its transmit stage, into the DHT of
+ * two daemons) and stages_pipe.c (the whole pipeline, read to write, on
+ * one thread and on several). See tests/bench/README.
  */
 #ifndef FERRY_BENCH_STAGES_BENCH_H
 #define FERRY_BENCH_STAGES_BENCH_H
@@ -14,10 +15,12 @@
 
 #include "bench.h"
 
-#define SG_MAX_SIZES   16
-#define SG_MAX_ITERS   8
-#define SG_MAX_THREADS 4
-#define SG_MAX_STAGES  8
+#define SG_MAX_SIZES       16
+#define SG_MAX_ITERS       8
+#define SG_MAX_THREADS     4
+#define SG_MAX_STAGES      8
+#define SG_XMIT_WINDOW_MAX 64 /* -W: blocks in flight, at most */
+#define SG_XMIT_REPS       3  /* transmit runs per chunk size, at most */
 
 struct storage_codec;
 
@@ -32,8 +35,9 @@ struct sg_opts {
 	unsigned threads[SG_MAX_THREADS]; /* -T: pipeline thread counts */
 	unsigned n_threads;
 	bool aes; /* -a: AES-256-GCM, else ChaCha */
-	bool want_stages, want_pbkdf2, want_pipe; /* -w */
-	const char *dir;                          /* -d: where the files go */
+	bool want_stages, want_xmit, want_pbkdf2, want_pipe; /* -w */
+	unsigned window; /* -W: transmit's blocks in flight */
+	const char *dir; /* -d: where the files go */
 };
 
 /* The input: a file of random bytes, open for reading. */
@@ -43,10 +47,19 @@ struct sg_file {
 	uint64_t size;
 };
 
+/* The sealed blocks of one run, kept for the transmit stage. */
+struct sg_blocks {
+	uint8_t **data;
+	size_t *len;
+	size_t n, cap;
+};
+/* Frees what b holds (b itself is the caller's). */
+void sg_blocks_free(struct sg_blocks *b);
+
 /*
- * One stage of the upload of one chunk. Stages run in table order on the
- * same context; each is timed alone. To add one (the transmit stage, with
- * daemons), append it to sg_stages in stages.c.
+ * One stage of the upload of one chunk, on this process's CPU. Stages
+ * run in table order on the same context; each is timed alone. The
+ * transmit stage, which waits on daemons, is stages_xmit.c's.
  */
 struct sg_ctx {
 	const struct sg_opts *so;
@@ -70,9 +83,22 @@ extern const struct sg_stage sg_stages[];
 extern const unsigned sg_n_stages;
 
 /* CPU seconds each stage took for the whole file with chunks of size
- * bytes, into secs[sg_n_stages]. 0 or a negative errno. */
+ * bytes, into secs[sg_n_stages]; each run's blocks differ from every
+ * other run's (their keys are salted apart). keep (may be NULL) gets a
+ * copy of every sealed block. 0 or a negative errno. */
 int sg_time_stages(const struct sg_opts *so, const struct sg_file *in,
-    unsigned size, double *secs);
+    unsigned size, double *secs, struct sg_blocks *keep);
+
+/* Two daemons linked over UDP on loopback for the transmit stage, whose
+ * puts keep window blocks in flight. 0 or a negative errno (said). */
+struct sg_xmit;
+int sg_xmit_start(unsigned window, struct sg_xmit **ret);
+void sg_xmit_stop(struct sg_xmit *x);
+/* Puts every block of b into the DHT (replication 2), each up to 8
+ * times; wall seconds into *ret_secs, puts made again into
+ * *ret_retries. 0 or the first failure a block did not get past. */
+int sg_xmit_run(struct sg_xmit *x, const struct sg_blocks *b, double *ret_secs,
+    unsigned *ret_retries);
 /* CPU microseconds of one PBKDF2-HMAC-SHA512 key of 32 bytes from a
  * 64-byte hash at iterations, over calls adding up to at least min_ms. */
 double sg_pbkdf2_us(unsigned iterations, unsigned min_ms);
