@@ -144,6 +144,7 @@ struct ferry_peer_id {
 #define FERRY_MSG_DHT_BLOCK	0x0111
 #define FERRY_MSG_DHT_NODES	0x0112
 #define FERRY_MSG_DHT_FAIL	0x0113
+#define FERRY_MSG_DHT_ACK	0x0114	/* a large answer follows */
 #define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
 #define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
 

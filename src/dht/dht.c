@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/identity.h"
+#include "dht/dht_cscc.h"
 #define LOG_TAG "dht"
 #include "lib/log.h"
 #include "lib/map.h"
@@ -37,6 +38,10 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->origin_quota = 256u * 1024 * 1024;
 	ret->spare_links = 8;
 	ret->link_grace_us = 60u * 1000 * 1000;
+	/* For now: the experiments of issue 14 choose. */
+	ret->congestion = DHT_CC_NONE;
+	ret->cc_queue = 1024;
+	dht_cscc_cfg_default(&ret->cscc);
 }
 
 static bool
@@ -47,7 +52,9 @@ dht_cfg_valid(const struct dht_cfg *c)
 	    c->hops_max <= DHTMSG_HOPS_MAX && c->max_block >= 1 &&
 	    c->max_block <= DHTMSG_BLOCK_MAX && c->timeout_us > 0 &&
 	    c->path_max > 0 && c->max_fails >= 1 &&
-	    c->spare_links <= DHT_SPARE_LINKS_MAX;
+	    c->spare_links <= DHT_SPARE_LINKS_MAX &&
+	    (unsigned)c->congestion < DHT_CC_COUNT &&
+	    c->cc_queue <= DHT_CC_QUEUE_MAX && dht_cscc_cfg_valid(&c->cscc);
 }
 
 static int
@@ -64,7 +71,11 @@ dht_counters_bind(struct dht *d)
 		C(rate_limited), C(completed), C(hops_total), C(retries),
 		C(origin_refused), C(rate_fails), C(rate_fails_held),
 		C(receipts_implausible), C(entries_failed),
-		C(answers_in_direct), C(answers_in_routed),
+		C(answers_in_direct), C(answers_in_routed), C(acks_sent),
+		C(cc_drops), C(cc_duplicates), C(cc_waiting), C(cc_refused),
+		C(cscc_credits), C(cscc_ssthresh), C(cscc_in_flight),
+		C(cscc_rtt_us), C(cscc_rto_us), C(cscc_acks), C(cscc_losses),
+		C(cscc_retransmits),
 #undef C
 	};
 
@@ -94,7 +105,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->op_by_id = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
 	    dht_limit_init(d) < 0 || dht_counters_bind(d) < 0 ||
-	    dht_links_new(d) < 0) {
+	    dht_links_new(d) < 0 || dht_cc_init(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -107,8 +118,10 @@ dht_free(struct dht *d)
 {
 	if (d == NULL)
 		return;
-	if (d->op_by_id != NULL)
+	d->cc.closing = true;
+	if (d->op_by_id != NULL && d->cc.scheme != NULL)
 		dht_ops_cancel_all(d);
+	dht_cc_done(d);
 	map_free(d->op_by_id);
 	dht_limit_done(d);
 	dht_links_free(d);
@@ -288,6 +301,7 @@ dht_tick(struct dht *d)
 	unsigned prefix;
 
 	dht_attempts_tick(d);
+	dht_cc_tick(d);
 	pathcache_expire(d->paths, now);
 	dht_links_tick(d);
 	/* One stale bucket a tick: a lookup of a random key in its range
@@ -326,6 +340,7 @@ dht_get_status(struct dht *d, struct dht_status *ret)
 	ret->quota = use.quota;
 	TAILQ_FOREACH(op, &d->ops, link)
 		ret->requests++;
+	dht_cc_status(d, &ret->cc);
 }
 
 int
@@ -344,6 +359,9 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.origin_quota = cfg->origin_quota;
 	d->cfg.spare_links = cfg->spare_links;
 	d->cfg.link_grace_us = cfg->link_grace_us;
+	/* The scheme and its constants need a restart; the queue's bound
+	 * does not (those waiting beyond a smaller one stay). */
+	d->cfg.cc_queue = cfg->cc_queue;
 	return 0;
 }
 

@@ -104,6 +104,34 @@ struct dht_env {
 };
 
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
+#define DHT_CC_QUEUE_MAX    1000000 /* largest CC_QUEUE */
+#define DHT_CSCC_CREDITS_MAX 1000000 /* largest CSCC_MAX_CREDITS */
+
+/* The congestion control of requests ([dht] CONGESTION; seed 002,
+ * dht_cc.h). */
+enum dht_congestion {
+	DHT_CC_NONE, /* relays drop what their next hop's queue refuses */
+	DHT_CC_CSCC, /* a credit window at each requester (section 2.1) */
+	DHT_CC_BPCC, /* back-pressure, one queue per neighbour (2.2) */
+	DHT_CC_COUNT
+};
+
+/* A scheme's name as [dht] CONGESTION spells it ("none", "cscc",
+ * "bpcc"), "?" out of range. */
+const char *dht_congestion_name(enum dht_congestion c);
+
+/* CSCC's constants (seed 002, section 2.1), [dht] CSCC_*. */
+struct dht_cscc_cfg {
+	unsigned initial_credits; /* c at the start */
+	unsigned max_credits;     /* c never grows past it; the first
+				   * ssthresh */
+	unsigned loss_credits;    /* c after a loss: 5 */
+	double decrease;          /* ssthresh's factor on a loss: 0.8 */
+	double rtt_gain;          /* of a sample in RTT_est: 0.125 */
+	double err_gain;          /* of an error in err_est: 0.25 */
+	unsigned rto_err_factor;  /* RTO = RTT_est + this * err_est: 10 */
+	uint64_t initial_rto_us;  /* RTO before the first sample */
+};
 
 struct dht_cfg {
 	unsigned k;            /* bucket size, and FIND's default answer */
@@ -122,6 +150,10 @@ struct dht_cfg {
 				* limit */
 	unsigned spare_links;    /* surplus links kept (dht_links.c) */
 	uint64_t link_grace_us;  /* no link is dropped younger than this */
+	enum dht_congestion congestion; /* the scheme (needs a restart) */
+	unsigned cc_queue;       /* requests of ours that may wait for the
+				  * scheme to let them start */
+	struct dht_cscc_cfg cscc;
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -188,7 +220,9 @@ uint64_t dht_next_deadline_us(struct dht *d);
 /* Stores data (1 to max_block bytes) at replication peers (0: the
  * default) until expiry (in the future, or -EINVAL); done is called
  * once, never from inside the call. The key is BLAKE2b-256(data),
- * written to *ret_key. */
+ * written to *ret_key. This and the other requests below return
+ * -EAGAIN, and never call done, when the congestion control holds back
+ * as many requests as cfg.cc_queue already (dht_cc.h). */
 int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
     unsigned replication, dht_done_fn *done, void *cls,
     struct dhtkey *ret_key);
@@ -215,6 +249,24 @@ const struct dht_cfg *dht_config(const struct dht *d);
 /* The block store's figures, through the env (zeros without one). */
 void dht_store_usage(const struct dht *d, struct dht_store_usage *ret);
 
+/* The congestion control's state, for `ferry dht status`; the figures
+ * of a scheme that does not keep them are 0. */
+struct dht_cc_status {
+	enum dht_congestion scheme;
+	uint64_t waiting;     /* requests of ours waiting to start */
+	uint64_t in_flight;   /* requests of ours holding a credit (CSCC) */
+	double credits;       /* CSCC's c */
+	double ssthresh;
+	uint64_t rtt_us;      /* CSCC's RTT_est (0: no sample yet) */
+	uint64_t err_us;      /* its err_est */
+	uint64_t rto_us;      /* the timeout it gives a request */
+	uint64_t retransmits; /* attempts sent again for want of an ACK */
+	uint64_t losses;      /* losses CSCC reacted to */
+	uint64_t drops;       /* requests a full queue refused here */
+	uint64_t duplicates;  /* requests answered here more than once */
+	uint64_t refused;     /* requests of ours refused: cc_queue full */
+};
+
 /* What `ferry dht status` shows. */
 struct dht_status {
 	unsigned k;
@@ -225,7 +277,8 @@ struct dht_status {
 	uint64_t blocks; /* blocks stored here */
 	uint64_t bytes;
 	uint64_t quota;
-	size_t requests; /* our requests in flight */
+	size_t requests; /* our requests in flight, or waiting to start */
+	struct dht_cc_status cc; /* the congestion control's state */
 };
 void dht_get_status(struct dht *d, struct dht_status *ret);
 /* Replaces the replication, timeouts, limits and link bounds (the

@@ -254,6 +254,9 @@ dhtnode_reload(struct dhtnode *n, struct cfg *cfg)
 		return r;
 	if (!c.enable)
 		log_notice("[dht] ENABLE takes effect after a restart");
+	if (n->dht != NULL &&
+	    c.dht.congestion != dht_config(n->dht)->congestion)
+		log_notice("[dht] CONGESTION takes effect after a restart");
 	return dht_set_cfg(n->dht, &c.dht);
 }
 

@@ -18,8 +18,8 @@
 #include "lib/time.h"
 
 /* Requests and small answers overtake bulk data queued to the same
- * peer; blocks travel as bulk. */
-#define DHTNODE_CONTROL_MAX 4096
+ * peer; blocks travel as bulk, behind the ACK sent ahead of them. */
+#define DHTNODE_CONTROL_MAX DHTMSG_ACK_OVER
 
 static struct ferry_peer_id
 dhtnode_id(const struct dhtkey *k)

@@ -261,6 +261,13 @@ static const struct vector vectors[] = {
 	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
 	    "00cb8455508ebcfb9923ba580004",
 	    false },
+	{ "dht_ack_b",
+	    "010000000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
+	    "00cb8455508ebcfb9923ba58",
+	    false },
 	{ "tcp_welcome_a",
 	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
 	    "2fc03a882dcd9804dbc0d03a119491e54ba0c933",
@@ -839,6 +846,12 @@ START_TEST(test_dht_put_receipt)
 	buf_reset(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&fail, &out), 0);
 	check_vector("dht_fail_rate_b", buf_head(&out), buf_size(&out));
+	/* B's ACK, ahead of a large answer: the header alone. */
+	fail.type = FERRY_MSG_DHT_ACK;
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&fail, &out), 0);
+	check_vector("dht_ack_b", buf_head(&out), buf_size(&out));
+	ck_assert_uint_eq(buf_size(&out), DHTMSG_ANS_FIXED);
 	buf_done(&out);
 }
 END_TEST
