@@ -99,6 +99,20 @@ struct ferry_dht_status {
 	uint64_t quota;		/* the most bytes it stores */
 	size_t n_buckets;	/* entries in buckets */
 	struct ferry_dht_bucket *buckets; /* the non-empty ones, in order */
+	/* The congestion control of requests (ferry-client(7)); a
+	 * scheme's figures it does not keep are 0. */
+	uint8_t congestion;	/* FERRY_DHT_CC_NONE, _CSCC or _BPCC */
+	uint32_t cc_waiting;	/* requests waiting to start */
+	uint32_t cc_in_flight;	/* out and unacknowledged (CSCC) */
+	double cc_credits;	/* CSCC's credits */
+	double cc_ssthresh;	/* its slow-start threshold */
+	uint32_t cc_rtt_us;	/* its round-trip estimate, 0: none yet */
+	uint32_t cc_rto_us;	/* its retransmission timeout */
+	uint64_t cc_retransmits; /* attempts sent again: no ACK in time */
+	uint64_t cc_losses;	/* losses CSCC took */
+	uint64_t cc_drops;	/* requests a full queue refused */
+	uint64_t cc_duplicates;	/* requests answered more than once */
+	uint64_t cc_refused;	/* requests refused: too many waiting */
 };
 
 /* Writes the socket path ferryd uses by default (environment variable

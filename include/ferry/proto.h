@@ -309,9 +309,17 @@ struct ferry_peer_id {
  *   4 u32 req_id  8 u16 k  10 u16 replication  12 u32 entries
  *  16 u32 cached  20 u32 buckets_used  24 u64 blocks  32 u64 bytes
  *  40 u64 quota  48 u16 n  50 u16 reserved (0)
+ *  52 u8 congestion (FERRY_DHT_CC_*)  53 u8 reserved (0)
+ *  54 u16 reserved (0)  56 u32 waiting  60 u32 in_flight
+ *  64 u32 credits (thousandths)  68 u32 ssthresh (thousandths)
+ *  72 u32 rtt_us  76 u32 rto_us  80 u64 retransmits  88 u64 losses
+ *  96 u64 drops  104 u64 duplicates  112 u64 refused
  *  then n times: u16 prefix (the bucket), u16 entries
  */
-#define FERRY_C_DHT_STATUS_FIXED 52
+#define FERRY_C_DHT_STATUS_FIXED 120
+#define FERRY_DHT_CC_NONE	0	/* [dht] CONGESTION = none */
+#define FERRY_DHT_CC_CSCC	1	/* cscc */
+#define FERRY_DHT_CC_BPCC	2	/* bpcc */
 #define FERRY_C_DHT_BUCKET_SIZE	4
 
 /*

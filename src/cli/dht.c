@@ -559,6 +559,39 @@ dht_find_main(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* [dht] CONGESTION's word for a scheme. */
+static const char *
+dht_cc_word(uint8_t c)
+{
+	switch (c) {
+	case FERRY_DHT_CC_NONE:
+		return "none";
+	case FERRY_DHT_CC_CSCC:
+		return "cscc";
+	case FERRY_DHT_CC_BPCC:
+		return "bpcc";
+	default:
+		return "unknown";
+	}
+}
+
+static void
+dht_status_print_cc(const struct ferry_dht_status *st)
+{
+	printf("congestion:    %s, %" PRIu32 " requests waiting, %" PRIu64
+	       " refused\n",
+	    dht_cc_word(st->congestion), st->cc_waiting, st->cc_refused);
+	if (st->congestion == FERRY_DHT_CC_CSCC)
+		printf("  credits %.2f, ssthresh %.2f, %" PRIu32
+		       " in flight, rtt %.1f ms, rto %.1f ms\n",
+		    st->cc_credits, st->cc_ssthresh, st->cc_in_flight,
+		    st->cc_rtt_us / 1000.0, st->cc_rto_us / 1000.0);
+	printf("  %" PRIu64 " retransmitted, %" PRIu64 " losses, %" PRIu64
+	       " dropped, %" PRIu64 " duplicates\n",
+	    st->cc_retransmits, st->cc_losses, st->cc_drops,
+	    st->cc_duplicates);
+}
+
 static void
 dht_status_print(const struct ferry_dht_status *st)
 {
@@ -569,6 +602,7 @@ dht_status_print(const struct ferry_dht_status *st)
 	printf("store:         %" PRIu64 " blocks, %" PRIu64
 	       " bytes of %" PRIu64 " (quota)\n",
 	    st->blocks, st->bytes, st->quota);
+	dht_status_print_cc(st);
 	for (size_t i = 0; i < st->n_buckets; i++)
 		printf("  bucket %3u: %u peers\n", st->buckets[i].prefix,
 		    st->buckets[i].entries);
@@ -589,6 +623,23 @@ dht_status_json(const struct ferry_dht_status *st)
 	json_member_uint(&j, "blocks", st->blocks);
 	json_member_uint(&j, "bytes", st->bytes);
 	json_member_uint(&j, "quota", st->quota);
+	json_key(&j, "congestion");
+	json_object_begin(&j);
+	json_member_string(&j, "scheme", dht_cc_word(st->congestion));
+	json_member_uint(&j, "waiting", st->cc_waiting);
+	json_member_uint(&j, "in_flight", st->cc_in_flight);
+	json_member_uint(&j, "credits_milli",
+	    (uint64_t)(st->cc_credits * 1000 + 0.5));
+	json_member_uint(&j, "ssthresh_milli",
+	    (uint64_t)(st->cc_ssthresh * 1000 + 0.5));
+	json_member_uint(&j, "rtt_us", st->cc_rtt_us);
+	json_member_uint(&j, "rto_us", st->cc_rto_us);
+	json_member_uint(&j, "retransmits", st->cc_retransmits);
+	json_member_uint(&j, "losses", st->cc_losses);
+	json_member_uint(&j, "drops", st->cc_drops);
+	json_member_uint(&j, "duplicates", st->cc_duplicates);
+	json_member_uint(&j, "refused", st->cc_refused);
+	json_object_end(&j);
 	json_key(&j, "buckets");
 	json_array_begin(&j);
 	for (size_t i = 0; i < st->n_buckets; i++) {

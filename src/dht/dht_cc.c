@@ -175,21 +175,21 @@ dht_cc_lost(struct dht *d, struct dht_op *op)
 }
 
 /*
- * The first answer from another peer is the request's ACK (seed 002,
- * 2.1: the responsible peer acknowledges it; small answers ride on the
- * ACK, large ones follow one): it got through. Our own answers say
- * nothing of the network. A FAIL 4 says a hop was over its rate: the
- * request got nowhere, a loss, and the attempts go on.
+ * The first answer is the request's ACK (seed 002, 2.1: the responsible
+ * peer acknowledges it; small answers ride on the ACK, large ones follow
+ * one): it got through. One from this node (the request ended here, or
+ * we are among a PUT's storers) measured nothing of the network, but the
+ * request no longer waits on it. A FAIL 4 says a hop was over its rate:
+ * the request got nowhere, a loss, and the attempts go on.
  */
 bool
 dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
     const struct dhtmsg_ans *a)
 {
 	bool ack_only = a->type == FERRY_MSG_DHT_ACK;
+	bool here = dhtkey_equal(&a->responder, &d->self);
 
-	if (dhtkey_equal(&a->responder, &d->self))
-		return ack_only;
-	if (a->type == FERRY_MSG_DHT_FAIL && a->code == DHTMSG_RATE) {
+	if (!here && a->type == FERRY_MSG_DHT_FAIL && a->code == DHTMSG_RATE) {
 		if (!op->cc_acked)
 			dht_cc_lost(d, op);
 		return false;
@@ -198,7 +198,7 @@ dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
 		return ack_only;
 	op->cc_acked = true;
 	if (d->cc.scheme->acked != NULL)
-		d->cc.scheme->acked(d, op, dht_now(d) - op->sent_us[i]);
+		d->cc.scheme->acked(d, op, dht_now(d) - op->sent_us[i], here);
 	dht_cc_pump(d);
 	return ack_only;
 }

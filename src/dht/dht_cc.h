@@ -15,8 +15,10 @@
  *   may_start  may one more start now? (else it waits its turn)
  *   started    it starts; its first attempt is sent next
  *   sent       attempt i went out (at op->sent_us[i])
- *   acked      the first answer from another peer came to attempt i, or
- *              an ACK ahead of a large answer (once per request)
+ *   acked      the first answer came to attempt i, from another peer
+ *              (or its ACK ahead of a large answer), rtt_us after the
+ *              attempt went out; or from this node (here: the request
+ *              ended here, nothing was measured); once per request
  *   lost       an attempt gave up with no ACK, or a hop was over its
  *              REQUEST_RATE (FAIL 4): a sign of congestion
  *   ended      it ended, acknowledged or not
@@ -48,7 +50,8 @@ struct dht_cc_scheme {
 	bool (*may_start)(struct dht *d);
 	void (*started)(struct dht *d, struct dht_op *op);
 	void (*sent)(struct dht *d, struct dht_op *op, unsigned i);
-	void (*acked)(struct dht *d, struct dht_op *op, uint64_t rtt_us);
+	void (*acked)(struct dht *d, struct dht_op *op, uint64_t rtt_us,
+	    bool here);
 	void (*lost)(struct dht *d, struct dht_op *op);
 	void (*ended)(struct dht *d, struct dht_op *op);
 	/* How long op's latest attempt waits before the next starts; 0:

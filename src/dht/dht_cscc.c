@@ -195,12 +195,17 @@ dht_cscc_sent(struct dht *d, struct dht_op *op, unsigned i)
 		(*d->c.cscc_retransmits)++;
 }
 
+/* An answer of our own gives the credit back without growing c or
+ * taking a sample: it says nothing of the network's capacity. */
 static void
-dht_cscc_acked(struct dht *d, struct dht_op *op, uint64_t rtt_us)
+dht_cscc_acked(struct dht *d, struct dht_op *op, uint64_t rtt_us, bool here)
 {
 	if (op->cc_credit) {
 		op->cc_credit = false;
-		dht_cscc_window_ack(dht_cscc_of(d), rtt_us);
+		if (here)
+			dht_cscc_window_release(dht_cscc_of(d));
+		else
+			dht_cscc_window_ack(dht_cscc_of(d), rtt_us);
 		dht_cscc_publish(d);
 	}
 	/* What it still waits for (a large answer, more receipts) is

@@ -386,7 +386,28 @@ ferry_dht_status_free(struct ferry_dht_status *st)
 
 /* DHT_STATUS: 4 req_id  8 k  10 replication  12 entries  16 cached
  *   20 buckets_used  24 blocks  32 bytes  40 quota  48 n  50 reserved,
- *   then n times: prefix, entries */
+ *   52 the congestion control's figures (lf_dht_status_cc), then n
+ *   times: prefix, entries */
+/* 52 congestion  53 reserved  54 reserved  56 waiting  60 in_flight
+ * 64 credits  68 ssthresh (thousandths)  72 rtt_us  76 rto_us
+ * 80 retransmits  88 losses  96 drops  104 duplicates  112 refused */
+static void
+lf_dht_status_cc(const uint8_t *p, struct ferry_dht_status *st)
+{
+	st->congestion = p[52];
+	st->cc_waiting = wire_get32(p + 56);
+	st->cc_in_flight = wire_get32(p + 60);
+	st->cc_credits = wire_get32(p + 64) / 1000.0;
+	st->cc_ssthresh = wire_get32(p + 68) / 1000.0;
+	st->cc_rtt_us = wire_get32(p + 72);
+	st->cc_rto_us = wire_get32(p + 76);
+	st->cc_retransmits = wire_get64(p + 80);
+	st->cc_losses = wire_get64(p + 88);
+	st->cc_drops = wire_get64(p + 96);
+	st->cc_duplicates = wire_get64(p + 104);
+	st->cc_refused = wire_get64(p + 112);
+}
+
 static int
 lf_dht_status_reply(void *ctx, const struct lf_frame *f)
 {
@@ -416,6 +437,7 @@ lf_dht_status_reply(void *ctx, const struct lf_frame *f)
 	st->blocks = wire_get64(p + 24);
 	st->bytes = wire_get64(p + 32);
 	st->quota = wire_get64(p + 40);
+	lf_dht_status_cc(p, st);
 	st->n_buckets = n;
 	for (size_t i = 0; i < n; i++) {
 		p = f->p + FERRY_C_DHT_STATUS_FIXED +

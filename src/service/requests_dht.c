@@ -41,6 +41,9 @@ _Static_assert(FERRY_DHT_HASH_LEN == DHTMSG_HASH_LEN, "put_hash length");
 _Static_assert(FERRY_DHT_REPL_MAX == DHTMSG_REPL_MAX, "replication range");
 _Static_assert(FERRY_DHT_FIND_MAX == DHTMSG_FIND_MAX, "FIND range");
 _Static_assert(FERRY_DHT_BLOCK_MAX == DHTMSG_BLOCK_MAX, "block size");
+_Static_assert(FERRY_DHT_CC_NONE == DHT_CC_NONE &&
+        FERRY_DHT_CC_CSCC == DHT_CC_CSCC && FERRY_DHT_CC_BPCC == DHT_CC_BPCC,
+    "congestion schemes");
 
 /* One DHT request in flight. */
 struct requests_dht_op {
@@ -515,10 +518,46 @@ requests_dht_u32(size_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* A figure in a u32 field, in units of 1/scale, at most UINT32_MAX. */
+static uint32_t
+requests_dht_u32_of(double v, double scale)
+{
+	double x = v * scale;
+
+	return x >= (double)UINT32_MAX ? UINT32_MAX : x <= 0 ? 0 : (uint32_t)x;
+}
+
+/* 52 congestion  53 reserved  54 reserved  56 waiting  60 in_flight
+ *   64 credits  68 ssthresh (thousandths)  72 rtt_us  76 rto_us
+ *   80 retransmits  88 losses  96 drops  104 duplicates  112 refused */
+static void
+requests_dht_status_cc(struct dht *dht, uint8_t *p)
+{
+	struct dht_status st;
+	const struct dht_cc_status *cc = &st.cc;
+
+	dht_get_status(dht, &st);
+	p[52] = (uint8_t)cc->scheme;
+	p[53] = 0;
+	wire_put16(p + 54, 0);
+	wire_put32(p + 56, requests_dht_u32(cc->waiting));
+	wire_put32(p + 60, requests_dht_u32(cc->in_flight));
+	wire_put32(p + 64, requests_dht_u32_of(cc->credits, 1000));
+	wire_put32(p + 68, requests_dht_u32_of(cc->ssthresh, 1000));
+	wire_put32(p + 72, requests_dht_u32(cc->rtt_us));
+	wire_put32(p + 76, requests_dht_u32(cc->rto_us));
+	wire_put64(p + 80, cc->retransmits);
+	wire_put64(p + 88, cc->losses);
+	wire_put64(p + 96, cc->drops);
+	wire_put64(p + 104, cc->duplicates);
+	wire_put64(p + 112, cc->refused);
+}
+
 /*
  * DHT_STATUS: 4 req_id  8 k  10 replication  12 entries  16 cached
  *   20 buckets_used  24 blocks  32 bytes  40 quota  48 n  50 reserved,
- *   then n times: prefix, entries (the buckets that hold any, in order)
+ *   52 the congestion control's figures, then n times: prefix, entries
+ *   (the buckets that hold any, in order)
  */
 static int
 requests_dht_status(struct client *c, const struct msg_req *req)
@@ -556,6 +595,7 @@ requests_dht_status(struct client *c, const struct msg_req *req)
 	wire_put64(p + 40, use.quota);
 	wire_put16(p + 48, (uint16_t)n);
 	wire_put16(p + 50, 0);
+	requests_dht_status_cc(dht, p);
 	for (size_t i = 0; i < DHTKEY_BITS; i++) {
 		if (b.entries[i] == 0)
 			continue;

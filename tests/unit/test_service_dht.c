@@ -177,6 +177,17 @@ START_TEST(test_status_empty)
 	ck_assert_uint_eq(st->bytes, 0);
 	ck_assert_uint_eq(st->quota, DHTD_QUOTA);
 	ck_assert_uint_eq(st->n_buckets, 0);
+	/* CSCC at its start: the seed's window, nothing measured. */
+	ck_assert_uint_eq(st->congestion, FERRY_DHT_CC_CSCC);
+	ck_assert_uint_eq(st->cc_waiting, 0);
+	ck_assert_uint_eq(st->cc_in_flight, 0);
+	ck_assert(st->cc_credits == 5.0);
+	ck_assert(st->cc_ssthresh == 1000.0);
+	ck_assert_uint_eq(st->cc_rtt_us, 0);
+	ck_assert_uint_eq(st->cc_rto_us, 1000000);
+	ck_assert_uint_eq(st->cc_retransmits + st->cc_losses + st->cc_drops +
+	        st->cc_duplicates + st->cc_refused,
+	    0);
 	ferry_dht_status_free(st);
 }
 END_TEST
