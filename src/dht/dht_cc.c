@@ -141,6 +141,13 @@ dht_cc_pump(struct dht *d)
 	cc->pumping = true;
 	while ((op = TAILQ_FIRST(&cc->wait)) != NULL && dht_cc_may_start(d)) {
 		dht_cc_unwait(d, op);
+		/* Out of time while it waited: it fails at the next tick,
+		 * unsent, and leaves its turn to the next. */
+		if (dht_now(d) >= op->deadline_us) {
+			if (d->env.wake != NULL)
+				d->env.wake(d->env.cls);
+			continue;
+		}
 		dht_cc_start(d, op);
 	}
 	cc->pumping = false;
