@@ -180,6 +180,7 @@ dht_peer_down(struct dht *d, const struct dhtkey *peer)
 	 * for again that does not come counts as one). Routing skips it
 	 * while it is unlinked. */
 	dht_links_down(d, peer);
+	dht_cc_peer_down(d, peer);
 }
 
 /* What a next hop may not be, for rtable_closest_match. */

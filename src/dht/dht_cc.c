@@ -92,9 +92,10 @@ dht_cc_start(struct dht *d, struct dht_op *op)
 }
 
 static bool
-dht_cc_may_start(struct dht *d)
+dht_cc_may_start(struct dht *d, const struct dht_op *op)
 {
-	return d->cc.scheme->may_start == NULL || d->cc.scheme->may_start(d);
+	return d->cc.scheme->may_start == NULL ||
+	    d->cc.scheme->may_start(d, op);
 }
 
 int
@@ -103,7 +104,7 @@ dht_cc_submit(struct dht *d, struct dht_op *op)
 	struct dht_cc *cc = &d->cc;
 
 	/* First come, first started: none overtakes those waiting. */
-	if (cc->n_wait == 0 && dht_cc_may_start(d)) {
+	if (cc->n_wait == 0 && dht_cc_may_start(d, op)) {
 		dht_cc_start(d, op);
 		return 0;
 	}
@@ -139,7 +140,9 @@ dht_cc_pump(struct dht *d)
 	if (cc->pumping || cc->closing)
 		return;
 	cc->pumping = true;
-	while ((op = TAILQ_FIRST(&cc->wait)) != NULL && dht_cc_may_start(d)) {
+	while ((op = TAILQ_FIRST(&cc->wait)) != NULL) {
+		if (!dht_cc_may_start(d, op))
+			break;
 		dht_cc_unwait(d, op);
 		/* Out of time while it waited: it fails at the next tick,
 		 * unsent, and leaves its turn to the next. */
@@ -245,6 +248,13 @@ dht_cc_answering(struct dht *d, const struct dhtmsg_req *req)
 	if (pathcache_add(d->cc.answered, &req->requester, id, NULL,
 	        dht_now(d)) == -EEXIST)
 		(*d->c.cc_duplicates)++;
+}
+
+void
+dht_cc_peer_down(struct dht *d, const struct dhtkey *peer)
+{
+	if (d->cc.scheme->peer_down != NULL)
+		d->cc.scheme->peer_down(d, peer);
 }
 
 void

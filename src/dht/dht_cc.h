@@ -12,7 +12,8 @@
  * A scheme is a table of calls, each of which may be NULL (then the
  * seam does what none does). For one request of ours they come in this
  * order:
- *   may_start  may one more start now? (else it waits its turn)
+ *   may_start  may op, the oldest waiting or a new one, start now?
+ *              (else it waits its turn)
  *   started    it starts; its first attempt is sent next
  *   sent       attempt i went out (at op->sent_us[i])
  *   acked      the first answer came to attempt i, from another peer
@@ -24,6 +25,8 @@
  *   ended      it ended, acknowledged or not
  * and for every request sent to a next hop:
  *   forward    sends it (none: env.send; -EAGAIN is a drop, counted)
+ * and when a neighbour's link goes down:
+ *   peer_down  (what waits for it has no way on)
  */
 #ifndef FERRY_DHT_DHT_CC_H
 #define FERRY_DHT_DHT_CC_H
@@ -47,7 +50,7 @@ struct dht_cc_scheme {
 	 * failed init). */
 	int (*init)(struct dht *d);
 	void (*done)(struct dht *d);
-	bool (*may_start)(struct dht *d);
+	bool (*may_start)(struct dht *d, const struct dht_op *op);
 	void (*started)(struct dht *d, struct dht_op *op);
 	void (*sent)(struct dht *d, struct dht_op *op, unsigned i);
 	void (*acked)(struct dht *d, struct dht_op *op, uint64_t rtt_us,
@@ -63,6 +66,7 @@ struct dht_cc_scheme {
 	int (*forward)(struct dht *d, const struct dhtkey *from,
 	    const struct dhtkey *next, uint16_t type, const void *body,
 	    size_t len);
+	void (*peer_down)(struct dht *d, const struct dhtkey *peer);
 	void (*tick)(struct dht *d);
 	/* Fills the scheme's part of ret (the seam's is filled). */
 	void (*status)(struct dht *d, struct dht_cc_status *ret);
@@ -117,6 +121,8 @@ uint64_t dht_cc_timeout_us(struct dht *d, const struct dht_op *op);
 /* This node answers req as its responsible peer: counted in
  * dht.cc_duplicates if it answered another attempt of it lately. */
 void dht_cc_answering(struct dht *d, const struct dhtmsg_req *req);
+/* The link to peer went down: the scheme hears of it. */
+void dht_cc_peer_down(struct dht *d, const struct dhtkey *peer);
 /* The scheme's tick, and the requests waiting that may start. (Those
  * that reach their deadline waiting end in dht_attempts_tick, as any
  * request of ours.) */

@@ -173,8 +173,9 @@ dht_cscc_done(struct dht *d)
 }
 
 static bool
-dht_cscc_may_start(struct dht *d)
+dht_cscc_may_start(struct dht *d, const struct dht_op *op)
 {
+	(void)op; /* no state per destination (2.1.1) */
 	return dht_cscc_window_open(dht_cscc_of(d));
 }
 
