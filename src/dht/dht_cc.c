@@ -204,6 +204,11 @@ dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
 			dht_cc_lost(d, op);
 		return false;
 	}
+	/* Our own FAIL 2: the attempt could not even leave (its first hop
+	 * went, or its queue was full); nothing came back. */
+	if (here && a->type == FERRY_MSG_DHT_FAIL &&
+	    a->code == DHTMSG_NO_ROUTE)
+		return false;
 	if (op->cc_acked)
 		return ack_only;
 	op->cc_acked = true;

@@ -856,6 +856,40 @@ START_TEST(test_waiting_times_out)
 }
 END_TEST
 
+/* Our own first hop's queue is full: the attempt cannot leave (counted
+ * as a drop) and the next goes at once, the request keeping its credit;
+ * the neighbour's answer to that one is its ACK, which grows c. */
+START_TEST(test_own_first_hop_full)
+{
+	struct dht_cc_status before, cc;
+	struct outcome o;
+	struct dhtkey key;
+	uint64_t acks0;
+
+	net_line(2, DHT_CC_CSCC, 16);
+	key = give_block(1, 100, 0x66);
+	before = cc_status(0);
+	acks0 = stat(0, "cscc_acks");
+	nodes[1].full = 1;
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert_uint_eq(stat(0, "cc_drops"), 1);
+	run_ms(5);
+	cc = cc_status(0);
+	ck_assert_uint_eq(cc.in_flight, 1);
+	run_ms(1000);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	cc = cc_status(0);
+	ck_assert_uint_eq(cc.in_flight, 0);
+	ck_assert(cc.credits == before.credits + 1);
+	ck_assert_uint_eq(stat(0, "cscc_acks"), acks0 + 1);
+	ck_assert_uint_eq(cc.retransmits, 1);
+	ck_assert_uint_eq(cc.losses, 0);
+	net_free();
+}
+END_TEST
+
 static Suite *
 dht_cscc_suite(void)
 {
@@ -875,6 +909,7 @@ dht_cscc_suite(void)
 	tcase_add_test(tc, test_ack_ahead_of_large_block);
 	tcase_add_test(tc, test_relay_drops_when_full);
 	tcase_add_test(tc, test_waiting_times_out);
+	tcase_add_test(tc, test_own_first_hop_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
