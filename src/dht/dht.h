@@ -106,22 +106,22 @@ struct dht_env {
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
 
 struct dht_cfg {
-	unsigned k;            /* bucket size, and FIND's default answer */
-	unsigned replication;  /* storing peers of a PUT by default */
-	unsigned per_net;      /* entries of one network per bucket */
-	unsigned hops_max;     /* hops a request may take */
-	size_t max_block;      /* largest block stored or sent */
-	uint64_t timeout_us;   /* a request of ours gives up after this */
-	uint64_t path_ttl_us;  /* requests seen are remembered this long */
-	size_t path_max;       /* and at most this many */
-	unsigned max_fails;    /* unanswered requests before an entry goes */
-	uint64_t refresh_us;   /* a bucket not looked into this long is */
-	unsigned request_rate; /* requests a second from one neighbour
+	unsigned k;             /* bucket size, and FIND's default answer */
+	unsigned replication;   /* storing peers of a PUT by default */
+	unsigned per_net;       /* entries of one network per bucket */
+	unsigned hops_max;      /* hops a request may take */
+	size_t max_block;       /* largest block stored or sent */
+	uint64_t timeout_us;    /* a request of ours gives up after this */
+	uint64_t path_ttl_us;   /* requests seen are remembered this long */
+	size_t path_max;        /* and at most this many */
+	unsigned max_fails;     /* unanswered requests before an entry goes */
+	uint64_t refresh_us;    /* a bucket not looked into this long is */
+	unsigned request_rate;  /* requests a second from one neighbour
 				* (bursts of twice that); 0: no limit */
-	uint64_t origin_quota; /* bytes stored for one PUT signer; 0: no
+	uint64_t origin_quota;  /* bytes stored for one PUT signer; 0: no
 				* limit */
-	unsigned spare_links;    /* surplus links kept (dht_links.c) */
-	uint64_t link_grace_us;  /* no link is dropped younger than this */
+	unsigned spare_links;   /* surplus links kept (dht_links.c) */
+	uint64_t link_grace_us; /* no link is dropped younger than this */
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -190,8 +190,15 @@ uint64_t dht_next_deadline_us(struct dht *d);
  * once, never from inside the call. The key is BLAKE2b-256(data),
  * written to *ret_key. */
 int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key);
+    unsigned replication, dht_done_fn *done, void *cls, struct dhtkey *ret_key);
+/* dht_put() of data whose key the caller has computed already
+ * (storage_seal() does, for every block of a file): the BLAKE2b pass
+ * over the block is not repeated. key must be dhtkey_of_block(data,
+ * len): this node stores what it is given under it when it is one of
+ * the storing peers, while the others check and refuse a wrong one. */
+int dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, dht_done_fn *done,
+    void *cls);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);
