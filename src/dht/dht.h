@@ -106,22 +106,22 @@ struct dht_env {
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
 
 struct dht_cfg {
-	unsigned k;             /* bucket size, and FIND's default answer */
-	unsigned replication;   /* storing peers of a PUT by default */
-	unsigned per_net;       /* entries of one network per bucket */
-	unsigned hops_max;      /* hops a request may take */
-	size_t max_block;       /* largest block stored or sent */
-	uint64_t timeout_us;    /* a request of ours gives up after this */
-	uint64_t path_ttl_us;   /* requests seen are remembered this long */
-	size_t path_max;        /* and at most this many */
-	unsigned max_fails;     /* unanswered requests before an entry goes */
-	uint64_t refresh_us;    /* a bucket not looked into this long is */
-	unsigned request_rate;  /* requests a second from one neighbour
+	unsigned k;            /* bucket size, and FIND's default answer */
+	unsigned replication;  /* storing peers of a PUT by default */
+	unsigned per_net;      /* entries of one network per bucket */
+	unsigned hops_max;     /* hops a request may take */
+	size_t max_block;      /* largest block stored or sent */
+	uint64_t timeout_us;   /* a request of ours gives up after this */
+	uint64_t path_ttl_us;  /* requests seen are remembered this long */
+	size_t path_max;       /* and at most this many */
+	unsigned max_fails;    /* unanswered requests before an entry goes */
+	uint64_t refresh_us;   /* a bucket not looked into this long is */
+	unsigned request_rate; /* requests a second from one neighbour
 				* (bursts of twice that); 0: no limit */
-	uint64_t origin_quota;  /* bytes stored for one PUT signer; 0: no
+	uint64_t origin_quota; /* bytes stored for one PUT signer; 0: no
 				* limit */
-	unsigned spare_links;   /* surplus links kept (dht_links.c) */
-	uint64_t link_grace_us; /* no link is dropped younger than this */
+	unsigned spare_links;    /* surplus links kept (dht_links.c) */
+	uint64_t link_grace_us;  /* no link is dropped younger than this */
 };
 
 /* The defaults ferryd.conf(5) documents. */
