@@ -7,6 +7,7 @@
 #include "dht/dht_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +88,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->cfg = *cfg;
 	d->deadline_told_us = UINT64_MAX;
 	TAILQ_INIT(&d->ops);
-	ratelimit_init(&d->log_rl, 1.0, 5.0);
+	ratelog_init(&d->log, 1.0, 5.0);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
@@ -117,19 +118,32 @@ dht_free(struct dht *d)
 	free(d);
 }
 
+/* A line of dht_log_drop() into buf, through its rate limit: false if
+ * held back. */
+static bool dht_log_format(struct dht *d, char *buf, size_t size,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static bool
+dht_log_format(struct dht *d, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = ratelog_vformat(&d->log, dht_now(d), buf, size, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
 void
 dht_log_drop(struct dht *d, const struct dhtkey *peer, const char *what)
 {
-	char hex[2 * DHTKEY_LEN + 1];
+	char hex[2 * DHTKEY_LEN + 1], line[256];
 
-	if (!ratelimit_take(&d->log_rl, dht_now(d), 1.0)) {
-		d->log_suppressed++;
-		return;
-	}
 	dhtkey_hex(peer, hex);
-	log_info("peer %.16s: %s, dropped (%llu more such lines held back)",
-	    hex, what, (unsigned long long)d->log_suppressed);
-	d->log_suppressed = 0;
+	if (dht_log_format(d, line, sizeof(line), "peer %.16s: %s, dropped",
+	        hex, what))
+		log_info("%s", line);
 }
 
 uint64_t

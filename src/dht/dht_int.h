@@ -156,14 +156,14 @@ struct dht {
 				    * of (see dht_next_deadline_us) */
 	struct dht_counters c;
 	struct dht_links *links;   /* the links chosen (dht_links.c) */
-	struct ratelimit log_rl;   /* lines about peers' bad input */
-	uint64_t log_suppressed;   /* held back since the last one */
+	struct ratelog log;        /* lines about peers' bad input */
 };
 
 /* dht.c */
 /* Logs a drop a peer caused (a counter says how many there were), at
  * info level, a burst of 5 and then one a second, naming the peer and
- * how many lines were held back. */
+ * how many lines were held back since the last (lib/ratelimit.h's
+ * ratelog). */
 void dht_log_drop(struct dht *d, const struct dhtkey *peer,
     const char *what);
 /* The linked peer closest to key other than the n_avoid peers of avoid,

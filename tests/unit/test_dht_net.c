@@ -22,6 +22,7 @@
 #include <check.h>
 #include <sodium.h>
 
+#include "lib/log.h"
 #include "core/identity.h"
 #include "dht/dht.h"
 #include "dht/dht_int.h"
@@ -492,6 +493,34 @@ START_TEST(test_forgeries)
 	    buf_head(&out), 10);
 	ck_assert_uint_eq(stat(0, "malformed"), 1);
 	buf_done(&out);
+	net_free();
+}
+END_TEST
+
+/* Lines about a peer's bad input come in a burst of 5, then one a
+ * second, which says how many were held back since the last. */
+START_TEST(test_drop_log_rate)
+{
+	static const uint8_t junk[3];
+	struct unit_log log;
+	size_t lines = 0;
+
+	net_start(2);
+	net_join();
+	unit_log_capture(&log, FERRY_LOG_INFO);
+	for (int i = 0; i < 20; i++)
+		dht_receive(sim->nodes[1].dht, &sim->nodes[0].id,
+		    FERRY_MSG_DHT_FIND, junk, sizeof(junk));
+	run_ms(1000);
+	dht_receive(sim->nodes[1].dht, &sim->nodes[0].id, FERRY_MSG_DHT_FIND,
+	    junk, sizeof(junk));
+	unit_log_release();
+	for (size_t i = 0; i < log.n; i++)
+		lines += strstr(log.line[i],
+		             "malformed DHT request, dropped") != NULL;
+	ck_assert_uint_eq(lines, 6);
+	ck_assert(unit_log_has(&log, "(15 more such lines suppressed)"));
+	ck_assert_uint_eq(stat(1, "malformed"), 21);
 	net_free();
 }
 END_TEST
@@ -1332,6 +1361,7 @@ test_suite(void)
 	tcase_add_test(tc, test_absent_and_lost_holder);
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
+	tcase_add_test(tc, test_drop_log_rate);
 	tcase_add_test(tc, test_lying_not_found);
 	tcase_add_test(tc, test_over_rate_fails);
 	tcase_add_test(tc, test_over_rate_elsewhere);
