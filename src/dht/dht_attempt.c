@@ -12,6 +12,7 @@
  * DHT_ATTEMPT_MIN_US. Everything here runs on the env's clock.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -240,8 +241,8 @@ dht_attempt_route(struct dht *d, struct dht_op *op)
 		r = dhtmsg_req_encode(&req, &out);
 	}
 	if (r == 0)
-		r = d->env.send(d->env.cls, &next, req.type, buf_head(&out),
-		    buf_size(&out));
+		r = dht_bpcc_send(d, &next, req.type, buf_head(&out),
+		    buf_size(&out), NULL);
 	buf_done(&out);
 	if (r < 0) {
 		dht_attempt_drop(d, op);
@@ -302,8 +303,8 @@ dht_attempt_ask(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 		for (size_t j = 0; j < n; j++) {
 			if ((bad != NULL && dhtkey_equal(&ids[j], bad)) ||
 			    dhtkey_equal(&ids[j], &d->self) ||
-			    d->env.send(d->env.cls, &ids[j], req.type,
-			        buf_head(&out), buf_size(&out)) < 0)
+			    dht_bpcc_send(d, &ids[j], req.type, buf_head(&out),
+			        buf_size(&out), NULL) < 0)
 				continue;
 			asked++;
 		}

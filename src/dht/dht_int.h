@@ -18,6 +18,7 @@
 struct map;
 struct dht_links;
 struct dht_lru;
+struct dht_bpcc;
 
 #define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
 			      * kept (the least recently seen go) */
@@ -156,6 +157,7 @@ struct dht {
 				    * of (see dht_next_deadline_us) */
 	struct dht_counters c;
 	struct dht_links *links;   /* the links chosen (dht_links.c) */
+	struct dht_bpcc *bpcc;     /* the neighbour queues (dht_bpcc.c) */
 	struct ratelimit log_rl;   /* lines about peers' bad input */
 	uint64_t log_suppressed;   /* held back since the last one */
 };

@@ -232,6 +232,16 @@ dhtnode_stat(void *cls, const char *name)
 	return p != NULL ? p : &n->sink;
 }
 
+/* BPCC: the core stops reading peer (dht_bpcc.c). */
+static int
+dhtnode_hold(void *cls, const struct dhtkey *peer, bool hold)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+
+	return core_rx_account_hold(n->rx, &id, hold);
+}
+
 void
 dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 {
@@ -257,4 +267,6 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->wake = dhtnode_wake;
 	env->srtt_us = dhtnode_srtt;
 	env->schedule = dhtnode_schedule;
+	if (n->rx != NULL)
+		env->hold = dhtnode_hold;
 }
