@@ -108,6 +108,7 @@ struct dht_bpcc {
 	struct map *queues; /* neighbour -> struct dht_bpcc_q */
 	struct map *holds;  /* neighbour -> struct dht_bpcc_hold */
 	size_t depth;       /* requests in all queues */
+	size_t own;         /* of them, this node's own */
 	size_t blocked;     /* queues blocked now */
 	struct dht_bpcc_counters c;
 };
@@ -289,6 +290,7 @@ dht_bpcc_push(struct dht *d, struct dht_bpcc_q *q, struct dht_bpcc_msg *m)
 	TAILQ_INSERT_TAIL(&q->msgs, m, link);
 	q->depth++;
 	d->bpcc->depth++;
+	d->bpcc->own += !m->has_prev;
 	(*d->bpcc->c.bpcc_queued)++;
 	/* Full: the neighbour whose request filled it stops sending to us
 	 * until it drained. Our own requests hold nobody: they wait. */
@@ -322,7 +324,11 @@ dht_bpcc_send(struct dht *d, const struct dhtkey *next, uint16_t type,
 		if (q != NULL && q->stalled)
 			return -EAGAIN;
 	}
-	if (q != NULL && q->depth >= DHT_BPCC_HARD_FACTOR * d->cfg.bpcc_queue) {
+	/* Others' requests are bounded per queue; ours, which hold nobody,
+	 * in all of them together. */
+	if (prev != NULL ? q != NULL &&
+	            q->depth >= DHT_BPCC_HARD_FACTOR * d->cfg.bpcc_queue
+	                 : d->bpcc->own >= DHT_BPCC_OWN_MAX) {
 		(*d->bpcc->c.bpcc_overflow)++;
 		return -ENOBUFS;
 	}
@@ -347,32 +353,25 @@ dht_bpcc_stalled(const struct dht *d, const struct dhtkey *peer)
 	return q != NULL && q->stalled;
 }
 
-/* m could not go to peer, its neighbour: to the next-closest hop if it is
- * a request routed by key, else its requester is answered FAIL. Frees m;
- * may run our own requests' callbacks (a FAIL to ourselves). */
+/* m could not go to its neighbour, which is passed over now: a
+ * request routed by key is routed again as if peer were not there (to
+ * the next-closest hop, or it ends here); one sent to a chosen storing
+ * peer is answered FAIL. Frees m; may run our own requests' callbacks. */
 static void
-dht_bpcc_give_up(struct dht *d, const struct dhtkey *peer,
-    struct dht_bpcc_msg *m)
+dht_bpcc_give_up(struct dht *d, struct dht_bpcc_msg *m)
 {
 	const struct dhtkey *prev = m->has_prev ? &m->prev : NULL;
-	struct dhtkey avoid[3], next;
 	struct dhtmsg_req req;
 	struct dhtmsg_ans a;
-	size_t n = 0;
 
 	/* Our own encoding: it decodes. */
 	if (dhtmsg_req_decode(m->type, m->body, m->len, &req) < 0) {
 		free(m);
 		return;
 	}
-	avoid[n++] = req.requester;
-	avoid[n++] = *peer;
-	if (prev != NULL)
-		avoid[n++] = *prev;
-	if (req.flags == 0 &&
-	    dht_next_hop(d, &req.key, avoid, n, false, &next) == 0 &&
-	    dht_bpcc_send(d, &next, m->type, m->body, m->len, prev) == 0) {
+	if (req.flags == 0 && req.hops_left < UINT8_MAX) {
 		(*d->bpcc->c.bpcc_failed_over)++;
+		dht_route_resume(d, prev, &req);
 		free(m);
 		return;
 	}
@@ -390,7 +389,6 @@ dht_bpcc_empty(struct dht *d, struct dht_bpcc_q *q)
 {
 	struct dht_bpcc_list list;
 	struct dht_bpcc_msg *m;
-	struct dhtkey peer = q->peer;
 
 	TAILQ_INIT(&list);
 	TAILQ_CONCAT(&list, &q->msgs, link);
@@ -401,7 +399,8 @@ dht_bpcc_empty(struct dht *d, struct dht_bpcc_q *q)
 	/* q may get new requests meanwhile (a callback's), never freed. */
 	while ((m = TAILQ_FIRST(&list)) != NULL) {
 		TAILQ_REMOVE(&list, m, link);
-		dht_bpcc_give_up(d, &peer, m);
+		d->bpcc->own -= !m->has_prev;
+		dht_bpcc_give_up(d, m);
 	}
 	dht_bpcc_gauges(d->bpcc);
 }
@@ -421,8 +420,9 @@ dht_bpcc_flush(struct dht *d, struct dht_bpcc_q *q)
 		TAILQ_REMOVE(&q->msgs, m, link);
 		q->depth--;
 		d->bpcc->depth--;
+		d->bpcc->own -= !m->has_prev;
 		if (r < 0) {
-			dht_bpcc_give_up(d, &q->peer, m);
+			dht_bpcc_give_up(d, m);
 			continue;
 		}
 		(*d->bpcc->c.bpcc_sent_later)++;

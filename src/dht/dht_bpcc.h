@@ -29,6 +29,9 @@ struct dhtkey;
  * already) still queue, up to this many times BPCC_QUEUE; past it they
  * are refused with a FAIL. */
 #define DHT_BPCC_HARD_FACTOR          2
+/* This node's own requests hold nobody: they wait, at most this many in
+ * all queues together (past it they are refused as above). */
+#define DHT_BPCC_OWN_MAX              4096
 
 /* Sets up d->bpcc and its "dht.bpcc_*" counters (after the env is
  * copied). 0 or -ENOMEM; dht_bpcc_free() cleans up either way. */
@@ -43,8 +46,8 @@ void dht_bpcc_free(struct dht *d);
  * Without BPCC: env.send, whose result it returns. With BPCC: sent if
  * next's queue is empty and the env takes it, else queued behind the
  * others (0 either way); a queue that reaches BPCC_QUEUE holds prev.
- * Errors: -ENOBUFS (the queue is at DHT_BPCC_HARD_FACTOR * BPCC_QUEUE;
- * counted), -EAGAIN (next was given up at BPCC_BLOCK_MAX and still
+ * Errors: -ENOBUFS (the queue is at DHT_BPCC_HARD_FACTOR * BPCC_QUEUE,
+ * or, for our own, DHT_BPCC_OWN_MAX of ours wait; counted), -EAGAIN (next was given up at BPCC_BLOCK_MAX and still
  * refuses), env.send's other errors, -ENOMEM. The caller answers the
  * requester, as for any request it could not pass on.
  */

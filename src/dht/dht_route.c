@@ -452,6 +452,37 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		dht_place(d, req, from);
 }
 
+/* Routes req by its type, its path recorded. */
+static void
+dht_route_by_type(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req)
+{
+	switch (req->type) {
+	case FERRY_MSG_DHT_GET:
+		dht_route_get(d, req, from);
+		break;
+	case FERRY_MSG_DHT_FIND:
+		dht_route_find(d, req, from);
+		break;
+	default:
+		dht_route_put(d, req, from);
+		break;
+	}
+}
+
+void
+dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw)
+{
+	struct dhtmsg_req req = *fw;
+
+	/* As it came to us, before dht_forward passed it on. */
+	req.hops_left++;
+	if (req.hops > 0)
+		req.hops--;
+	dht_route_by_type(d, from, &req);
+}
+
 void
 dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req)
@@ -467,15 +498,5 @@ dht_route_request(struct dht *d, const struct dhtkey *from,
 		(*d->c.duplicates)++;
 		return;
 	}
-	switch (req->type) {
-	case FERRY_MSG_DHT_GET:
-		dht_route_get(d, req, from);
-		break;
-	case FERRY_MSG_DHT_FIND:
-		dht_route_find(d, req, from);
-		break;
-	default:
-		dht_route_put(d, req, from);
-		break;
-	}
+	dht_route_by_type(d, from, req);
 }

@@ -37,9 +37,18 @@ dhtnode_send(void *cls, const struct dhtkey *peer, uint16_t type,
 	struct dhtnode *n = cls;
 	struct ferry_peer_id id = dhtnode_id(peer);
 
-	return core_send_class(n->core, &id,
-	    len <= DHTNODE_CONTROL_MAX ? CORE_CLASS_CONTROL : CORE_CLASS_BULK,
-	    type, body, len);
+	enum core_class qclass =
+	    len <= DHTNODE_CONTROL_MAX ? CORE_CLASS_CONTROL : CORE_CLASS_BULK;
+	int r = core_send_class(n->core, &id, qclass, type, body, len);
+
+	/* An answer never waits for requests (BPCC, seed 002 section 3.3):
+	 * when requests fill the control class, it goes as bulk, which the
+	 * core serves however many requests wait. */
+	if (r == -EAGAIN && qclass == CORE_CLASS_CONTROL &&
+	    dhtmsg_is_answer(type))
+		r = core_send_class(n->core, &id, CORE_CLASS_BULK, type, body,
+		    len);
+	return r;
 }
 
 static bool
