@@ -81,6 +81,12 @@ dht_attempt_timeout(struct dht *d, const struct dht_op *op,
 	/* Nothing measured yet: the attempts share the request's time. */
 	if (t == 0)
 		t = d->cfg.timeout_us / DHT_ATTEMPTS_MAX;
+	/* Under BPCC nothing is dropped for congestion: a request waits in
+	 * queues, and one whose hop stopped taking any is routed again
+	 * after BPCC_BLOCK_MAX. Sent again sooner, it would only add to
+	 * the load that delays it (the seed's BPCC sends nothing twice). */
+	if (d->cfg.bpcc && t < d->cfg.bpcc_block_max_us)
+		t = d->cfg.bpcc_block_max_us;
 	return t > DHT_ATTEMPT_MIN_US ? t : DHT_ATTEMPT_MIN_US;
 }
 
