@@ -411,9 +411,11 @@ dht_bpcc_flush(struct dht *d, struct dht_bpcc_q *q)
 {
 	struct dht_bpcc_msg *m;
 	bool moved = false;
+	unsigned left = q->depth;
 	int r = 0;
 
-	while ((m = TAILQ_FIRST(&q->msgs)) != NULL) {
+	/* Those queued now, at most: one routed again may come back here. */
+	while (left-- > 0 && (m = TAILQ_FIRST(&q->msgs)) != NULL) {
 		r = d->env.send(d->env.cls, &q->peer, m->type, m->body, m->len);
 		if (r == -EAGAIN)
 			break;
