@@ -524,8 +524,8 @@ requests_dht_u32_64(uint64_t v)
 /* The BPCC section of DHT_STATUS (<ferry/proto.h>): its size, and with p
  * its bytes there; 0 when BPCC is off. peers holds n neighbours. */
 static size_t
-requests_dht_bpcc(struct dht *dht, const struct dht_bpcc_peer *peers,
-    size_t n, uint8_t *p)
+requests_dht_bpcc(struct dht *dht, const struct dht_bpcc_peer *peers, size_t n,
+    uint8_t *p)
 {
 	struct dht_bpcc_status st;
 	size_t len = FERRY_C_DHT_BPCC_FIXED + n * FERRY_C_DHT_BPCC_PEER_SIZE;
