@@ -559,6 +559,36 @@ dht_find_main(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* BPCC's part ([dht] CONGESTION = bpcc). */
+static void
+dht_status_print_bpcc(const struct ferry_dht_bpcc *b)
+{
+	char id[FERRY_PEER_ID_STRLEN + 1];
+
+	printf("bpcc:          queue %" PRIu32 ", block max %" PRIu32
+	       " ms: %" PRIu32 " waiting, %" PRIu32 " blocked, %" PRIu32
+	       " held\n",
+	    b->queue, b->block_max_ms, b->depth, b->blocked, b->held);
+	printf("               %" PRIu64 " holds, %" PRIu64
+	       " releases, %" PRIu64 " given up (%" PRIu64
+	       " rerouted, %" PRIu64 " failed), %" PRIu64 " refused\n",
+	    b->holds, b->releases, b->block_timeouts, b->failed_over,
+	    b->fails, b->overflow);
+	for (size_t i = 0; i < b->n_peers; i++) {
+		const struct ferry_dht_bpcc_peer *p = &b->peers[i];
+
+		ferry_peer_id_to_string(&p->id, id);
+		printf("  %s: %" PRIu32 " waiting", id, p->depth);
+		if (p->flags & FERRY_DHT_BPCC_BLOCKED)
+			printf(", blocked %" PRIu32 " ms", p->blocked_ms);
+		if (p->flags & FERRY_DHT_BPCC_STALLED)
+			printf(", given up");
+		if (p->flags & FERRY_DHT_BPCC_HELD)
+			printf(", held");
+		printf("\n");
+	}
+}
+
 static void
 dht_status_print(const struct ferry_dht_status *st)
 {
@@ -572,6 +602,48 @@ dht_status_print(const struct ferry_dht_status *st)
 	for (size_t i = 0; i < st->n_buckets; i++)
 		printf("  bucket %3u: %u peers\n", st->buckets[i].prefix,
 		    st->buckets[i].entries);
+	if (st->bpcc != NULL)
+		dht_status_print_bpcc(st->bpcc);
+}
+
+static void
+dht_status_json_bpcc(struct json *j, const struct ferry_dht_bpcc *b)
+{
+	char id[FERRY_PEER_ID_STRLEN + 1];
+
+	json_key(j, "bpcc");
+	json_object_begin(j);
+	json_member_uint(j, "queue", b->queue);
+	json_member_uint(j, "block_max_ms", b->block_max_ms);
+	json_member_uint(j, "depth", b->depth);
+	json_member_uint(j, "blocked", b->blocked);
+	json_member_uint(j, "held", b->held);
+	json_member_uint(j, "holds", b->holds);
+	json_member_uint(j, "releases", b->releases);
+	json_member_uint(j, "block_timeouts", b->block_timeouts);
+	json_member_uint(j, "failed_over", b->failed_over);
+	json_member_uint(j, "fails", b->fails);
+	json_member_uint(j, "overflow", b->overflow);
+	json_key(j, "peers");
+	json_array_begin(j);
+	for (size_t i = 0; i < b->n_peers; i++) {
+		const struct ferry_dht_bpcc_peer *p = &b->peers[i];
+
+		ferry_peer_id_to_string(&p->id, id);
+		json_object_begin(j);
+		json_member_string(j, "id", id);
+		json_member_uint(j, "depth", p->depth);
+		json_member_uint(j, "blocked_ms", p->blocked_ms);
+		json_member_bool(j, "blocked",
+		    (p->flags & FERRY_DHT_BPCC_BLOCKED) != 0);
+		json_member_bool(j, "given_up",
+		    (p->flags & FERRY_DHT_BPCC_STALLED) != 0);
+		json_member_bool(j, "held",
+		    (p->flags & FERRY_DHT_BPCC_HELD) != 0);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
 }
 
 static void
@@ -598,6 +670,8 @@ dht_status_json(const struct ferry_dht_status *st)
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	if (st->bpcc != NULL)
+		dht_status_json_bpcc(&j, st->bpcc);
 	json_object_end(&j);
 }
 

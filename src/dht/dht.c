@@ -5,6 +5,7 @@
  * dht_route.c, answers in dht_answer.c, our own requests in dht_ops.c.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -38,6 +39,8 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->origin_quota = 256u * 1024 * 1024;
 	ret->spare_links = 8;
 	ret->link_grace_us = 60u * 1000 * 1000;
+	ret->bpcc_queue = DHT_BPCC_QUEUE_DEFAULT;
+	ret->bpcc_block_max_us = DHT_BPCC_BLOCK_MAX_DEFAULT_US;
 }
 
 static bool
@@ -48,7 +51,8 @@ dht_cfg_valid(const struct dht_cfg *c)
 	    c->hops_max <= DHTMSG_HOPS_MAX && c->max_block >= 1 &&
 	    c->max_block <= DHTMSG_BLOCK_MAX && c->timeout_us > 0 &&
 	    c->path_max > 0 && c->max_fails >= 1 &&
-	    c->spare_links <= DHT_SPARE_LINKS_MAX;
+	    c->spare_links <= DHT_SPARE_LINKS_MAX && c->bpcc_queue >= 1 &&
+	    c->bpcc_queue <= DHT_BPCC_QUEUE_MAX && c->bpcc_block_max_us > 0;
 }
 
 static int
@@ -95,7 +99,7 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->op_by_id = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
 	    dht_limit_init(d) < 0 || dht_counters_bind(d) < 0 ||
-	    dht_links_new(d) < 0) {
+	    dht_links_new(d) < 0 || dht_bpcc_new(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -111,6 +115,7 @@ dht_free(struct dht *d)
 	if (d->op_by_id != NULL)
 		dht_ops_cancel_all(d);
 	map_free(d->op_by_id);
+	dht_bpcc_free(d);
 	dht_limit_done(d);
 	dht_links_free(d);
 	pathcache_free(d->paths);
@@ -181,6 +186,7 @@ dht_peer_down(struct dht *d, const struct dhtkey *peer)
 	 * for again that does not come counts as one). Routing skips it
 	 * while it is unlinked. */
 	dht_links_down(d, peer);
+	dht_bpcc_peer_down(d, peer);
 }
 
 /* What a next hop may not be, for rtable_closest_match. */
@@ -198,6 +204,8 @@ dht_hop_ok(void *cls, const struct rtable_entry *e)
 	for (size_t i = 0; i < f->n_avoid; i++)
 		if (dhtkey_equal(&e->id, &f->avoid[i]))
 			return false;
+	if (dht_bpcc_stalled(f->d, &e->id))
+		return false;
 	return f->d->env.linked(f->d->env.cls, &e->id);
 }
 
@@ -304,6 +312,7 @@ dht_tick(struct dht *d)
 	dht_attempts_tick(d);
 	pathcache_expire(d->paths, now);
 	dht_links_tick(d);
+	dht_bpcc_tick(d);
 	/* One stale bucket a tick: a lookup of a random key in its range
 	 * finds the peers that belong there. */
 	if (d->looked_up_self &&
@@ -358,6 +367,9 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.origin_quota = cfg->origin_quota;
 	d->cfg.spare_links = cfg->spare_links;
 	d->cfg.link_grace_us = cfg->link_grace_us;
+	/* CONGESTION itself needs a restart; the bounds do not. */
+	d->cfg.bpcc_queue = cfg->bpcc_queue;
+	d->cfg.bpcc_block_max_us = cfg->bpcc_block_max_us;
 	return 0;
 }
 

@@ -101,6 +101,14 @@ struct dht_env {
 	 * the owner calls dht_tick() then, never from inside this call. May
 	 * be NULL: the periodic tick finds it, up to a tick late. */
 	void (*schedule)(void *cls, uint64_t at_us);
+	/* BPCC (dht_bpcc.h): stops reading messages from peer (hold true)
+	 * until called again with false, so that its sends to us back up
+	 * into its own queues; holding twice is holding once. 0 or a
+	 * negative errno (nothing changed). May be NULL: requests still
+	 * wait in the neighbour queues, and those over twice BPCC_QUEUE are
+	 * refused (a FAIL to their requester). The owner calls
+	 * dht_drained() when a send that said -EAGAIN may go again. */
+	int (*hold)(void *cls, const struct dhtkey *peer, bool hold);
 };
 
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
@@ -122,6 +130,11 @@ struct dht_cfg {
 				* limit */
 	unsigned spare_links;    /* surplus links kept (dht_links.c) */
 	uint64_t link_grace_us;  /* no link is dropped younger than this */
+	bool bpcc;               /* [dht] CONGESTION = bpcc (dht_bpcc.h) */
+	unsigned bpcc_queue;     /* requests one neighbour queue holds before
+				  * it holds their senders (BPCC_QUEUE) */
+	uint64_t bpcc_block_max_us; /* a queue blocked this long is given up
+				     * (BPCC_BLOCK_MAX) */
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -173,6 +186,9 @@ void dht_peer_down(struct dht *d, const struct dhtkey *peer);
 /* A DHT message (type FERRY_MSG_DHT_*) from a linked peer. */
 void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len);
+/* A send to peer that said -EAGAIN may go again (the node below's queue
+ * to it has room): the requests waiting for it go on (BPCC). */
+void dht_drained(struct dht *d, const struct dhtkey *peer);
 /* Delivers answers kept while their requests were starting, times
  * requests out and refreshes buckets; call it every 100 ms or so, and
  * when the env's wake() asks. */
@@ -235,6 +251,34 @@ struct dht_status {
 	size_t requests; /* our requests in flight */
 };
 void dht_get_status(struct dht *d, struct dht_status *ret);
+/* BPCC's state as a whole, for `ferry dht status` (dht_bpcc.c). */
+struct dht_bpcc_status {
+	bool on;                 /* CONGESTION = bpcc */
+	unsigned queue;          /* BPCC_QUEUE */
+	uint64_t block_max_us;   /* BPCC_BLOCK_MAX */
+	size_t queues;           /* neighbours with a queue */
+	size_t depth;            /* requests waiting in all of them */
+	size_t blocked;          /* queues whose neighbour refuses now */
+	size_t held;             /* neighbours we hold now */
+	uint64_t holds;          /* holds started, ever */
+	uint64_t releases;       /* and ended */
+	uint64_t block_timeouts; /* queues given up after BPCC_BLOCK_MAX */
+	uint64_t failed_over;    /* their requests sent to another hop */
+	uint64_t fails;          /* and answered FAIL instead */
+	uint64_t overflow;       /* refused: a queue at twice its bound */
+};
+/* One neighbour's queue. */
+struct dht_bpcc_peer {
+	struct dhtkey id;
+	unsigned depth;          /* requests waiting for it */
+	uint64_t blocked_us;     /* since its last send went, if blocked */
+	bool blocked;            /* its last send said -EAGAIN */
+	bool stalled;            /* given up at BPCC_BLOCK_MAX, until it drains */
+	bool held;               /* we hold it (its requests filled a queue) */
+};
+void dht_bpcc_get_status(struct dht *d, struct dht_bpcc_status *ret);
+/* Up to max neighbours' queues into ret, deepest first; how many. */
+size_t dht_bpcc_get_peers(struct dht *d, struct dht_bpcc_peer *ret, size_t max);
 /* Replaces the replication, timeouts, limits and link bounds (the
  * table's k and bounds need a restart). 0 or -EINVAL. */
 int dht_set_cfg(struct dht *d, const struct dht_cfg *cfg);

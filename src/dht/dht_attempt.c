@@ -12,6 +12,7 @@
  * DHT_ATTEMPT_MIN_US. Everything here runs on the env's clock.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -80,6 +81,12 @@ dht_attempt_timeout(struct dht *d, const struct dht_op *op,
 	/* Nothing measured yet: the attempts share the request's time. */
 	if (t == 0)
 		t = d->cfg.timeout_us / DHT_ATTEMPTS_MAX;
+	/* Under BPCC nothing is dropped for congestion: a request waits in
+	 * queues, and one whose hop stopped taking any is routed again
+	 * after BPCC_BLOCK_MAX. Sent again sooner, it would only add to
+	 * the load that delays it (the seed's BPCC sends nothing twice). */
+	if (d->cfg.bpcc && t < d->cfg.bpcc_block_max_us)
+		t = d->cfg.bpcc_block_max_us;
 	return t > DHT_ATTEMPT_MIN_US ? t : DHT_ATTEMPT_MIN_US;
 }
 
@@ -240,8 +247,8 @@ dht_attempt_route(struct dht *d, struct dht_op *op)
 		r = dhtmsg_req_encode(&req, &out);
 	}
 	if (r == 0)
-		r = d->env.send(d->env.cls, &next, req.type, buf_head(&out),
-		    buf_size(&out));
+		r = dht_bpcc_send(d, &next, req.type, buf_head(&out),
+		    buf_size(&out), NULL);
 	buf_done(&out);
 	if (r < 0) {
 		dht_attempt_drop(d, op);
@@ -302,8 +309,8 @@ dht_attempt_ask(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 		for (size_t j = 0; j < n; j++) {
 			if ((bad != NULL && dhtkey_equal(&ids[j], bad)) ||
 			    dhtkey_equal(&ids[j], &d->self) ||
-			    d->env.send(d->env.cls, &ids[j], req.type,
-			        buf_head(&out), buf_size(&out)) < 0)
+			    dht_bpcc_send(d, &ids[j], req.type, buf_head(&out),
+			        buf_size(&out), NULL) < 0)
 				continue;
 			asked++;
 		}

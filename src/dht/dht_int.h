@@ -18,6 +18,7 @@
 struct map;
 struct dht_links;
 struct dht_lru;
+struct dht_bpcc;
 
 #define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
 			      * kept (the least recently seen go) */
@@ -156,6 +157,7 @@ struct dht {
 				    * of (see dht_next_deadline_us) */
 	struct dht_counters c;
 	struct dht_links *links;   /* the links chosen (dht_links.c) */
+	struct dht_bpcc *bpcc;     /* the neighbour queues (dht_bpcc.c) */
 	struct ratelog log;        /* lines about peers' bad input */
 };
 
@@ -221,6 +223,11 @@ void dht_links_tick(struct dht *d);
 /* A request, from a peer or (from NULL) from us; body is its encoding. */
 void dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req);
+/* Routes again a request (fw: as dht_forward passed it on) that its next
+ * hop could not take (BPCC gave it up): to another hop, or it ends here,
+ * as if that hop were not there. */
+void dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw);
 
 /* dht_answer.c */
 /* Sends an answer toward a->requester: to ourselves, directly if linked,

@@ -13,6 +13,7 @@
  * never silence.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -119,12 +120,13 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	buf_init(&out);
 	r = dhtmsg_req_encode(&fw, &out);
 	if (r == 0)
-		r = d->env.send(d->env.cls, &next, fw.type, buf_head(&out),
-		    buf_size(&out));
+		r = dht_bpcc_send(d, &next, fw.type, buf_head(&out),
+		    buf_size(&out), from);
 	buf_done(&out);
 	if (r < 0) {
-		/* A full queue or a link just gone: the requester hears of
-		 * it now rather than at its timeout. */
+		/* A full queue (BPCC's at its hard bound, or the node
+		 * below's without BPCC) or a link just gone: the requester
+		 * hears of it now rather than at its timeout. */
 		(*d->c.no_route)++;
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;
@@ -259,12 +261,13 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 	}
 }
 
-/* Sends req one hop on, flagged flag (REPLICA or CANDIDATE), to each of
- * the n peers of ids but this node; how many it went to. The block is
- * encoded once for all of them. */
+/* Sends req (from the hop from, NULL: ours) one hop on, flagged flag
+ * (REPLICA or CANDIDATE), to each of the n peers of ids but this node;
+ * how many it went to. The block is encoded once for all of them. */
 static unsigned
-dht_put_spread(struct dht *d, const struct dhtmsg_req *req, uint8_t flag,
-    const struct dhtkey *ids, size_t n)
+dht_put_spread(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from, uint8_t flag, const struct dhtkey *ids,
+    size_t n)
 {
 	struct dhtmsg_req rep = *req;
 	unsigned sent = 0;
@@ -280,8 +283,8 @@ dht_put_spread(struct dht *d, const struct dhtmsg_req *req, uint8_t flag,
 		for (size_t i = 0; i < n; i++) {
 			if (dhtkey_equal(&ids[i], &d->self))
 				continue;
-			if (d->env.send(d->env.cls, &ids[i], rep.type,
-			        buf_head(&out), buf_size(&out)) < 0) {
+			if (dht_bpcc_send(d, &ids[i], rep.type, buf_head(&out),
+			        buf_size(&out), from) < 0) {
 				/* The requester's count shows it. */
 				(*d->c.no_route)++;
 				continue;
@@ -320,7 +323,7 @@ dht_place(struct dht *d, const struct dhtmsg_req *req,
 			dht_store(d, req, from);
 	/* Our own attempt still waits for replication answers: a peer may
 	 * come up meanwhile, for the next attempt to place it on. */
-	(void)dht_put_spread(d, req, DHTMSG_F_REPLICA, ids, n);
+	(void)dht_put_spread(d, req, from, DHTMSG_F_REPLICA, ids, n);
 }
 
 /*
@@ -435,7 +438,7 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		 * replication peers, each of which would answer it. */
 		if (!dht_put_checked(d, req, from))
 			return;
-		n = dht_put_spread(d, req, DHTMSG_F_CANDIDATE, ids, n);
+		n = dht_put_spread(d, req, from, DHTMSG_F_CANDIDATE, ids, n);
 		dht_put_expect(d, from, (unsigned)n);
 		if (n == 0) {
 			(*d->c.no_route)++;
@@ -447,6 +450,37 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		return;
 	if (dht_put_checked(d, req, from))
 		dht_place(d, req, from);
+}
+
+/* Routes req by its type, its path recorded. */
+static void
+dht_route_by_type(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req)
+{
+	switch (req->type) {
+	case FERRY_MSG_DHT_GET:
+		dht_route_get(d, req, from);
+		break;
+	case FERRY_MSG_DHT_FIND:
+		dht_route_find(d, req, from);
+		break;
+	default:
+		dht_route_put(d, req, from);
+		break;
+	}
+}
+
+void
+dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw)
+{
+	struct dhtmsg_req req = *fw;
+
+	/* As it came to us, before dht_forward passed it on. */
+	req.hops_left++;
+	if (req.hops > 0)
+		req.hops--;
+	dht_route_by_type(d, from, &req);
 }
 
 void
@@ -464,15 +498,5 @@ dht_route_request(struct dht *d, const struct dhtkey *from,
 		(*d->c.duplicates)++;
 		return;
 	}
-	switch (req->type) {
-	case FERRY_MSG_DHT_GET:
-		dht_route_get(d, req, from);
-		break;
-	case FERRY_MSG_DHT_FIND:
-		dht_route_find(d, req, from);
-		break;
-	default:
-		dht_route_put(d, req, from);
-		break;
-	}
+	dht_route_by_type(d, from, req);
 }

@@ -2,6 +2,7 @@
 /* The [dht] section (see dhtnode.h), dht layer. */
 #define LOG_TAG "dht"
 #include "dht/dhtnode_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <string.h>
@@ -32,6 +33,12 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "links this node asked for that neither its routing table nor a local client needs, kept before it drops them (down to half)" },
 	{ "dht", "LINK_GRACE", "60 s",
 	    "no link is dropped before it has been up and idle this long" },
+	{ "dht", "CONGESTION", "none",
+	    "congestion control for routed requests: none, cscc or bpcc" },
+	{ "dht", "BPCC_QUEUE", "25",
+	    "BPCC: requests waiting for one neighbour before the neighbours that send them are held" },
+	{ "dht", "BPCC_BLOCK_MAX", "4 s",
+	    "BPCC: a neighbour that takes no request for this long is given up on: its requests go another way" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -69,11 +76,29 @@ dhtnode_cfg_size(struct cfg *cfg, const char *key, uint64_t min,
 	return 0;
 }
 
+/* [dht] CONGESTION. BPCC is this file's; cscc is accepted, and leaves
+ * BPCC off. */
+static int
+dhtnode_cfg_congestion(struct cfg *cfg, bool *ret_bpcc)
+{
+	const char *v = cfg_get(cfg, "dht", "CONGESTION");
+
+	if (v != NULL &&
+	    (strcmp(v, "none") == 0 || strcmp(v, "cscc") == 0 ||
+	        strcmp(v, "bpcc") == 0)) {
+		*ret_bpcc = strcmp(v, "bpcc") == 0;
+		return 0;
+	}
+	(void)cfg_fail(cfg, "dht", "CONGESTION", "expected none, cscc or bpcc");
+	log_err("%s", cfg_error(cfg));
+	return -EINVAL;
+}
+
 int
 dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
 	struct dhtnode_cfg c;
-	uint64_t v[6];
+	uint64_t v[7];
 	bool bad = false;
 
 	memset(&c, 0, sizeof(c));
@@ -111,6 +136,14 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 		bad = true;
 	if (dhtnode_cfg_dur(cfg, "LINK_GRACE", &c.dht.link_grace_us) < 0)
 		bad = true;
+	if (dhtnode_cfg_congestion(cfg, &c.dht.bpcc) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "BPCC_QUEUE", 1, DHT_BPCC_QUEUE_MAX, &v[6]) <
+	    0)
+		bad = true;
+	if (dhtnode_cfg_dur(cfg, "BPCC_BLOCK_MAX", &c.dht.bpcc_block_max_us) <
+	    0)
+		bad = true;
 	if (bad)
 		return -EINVAL;
 	c.dht.k = (unsigned)v[0];
@@ -119,6 +152,7 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	c.dht.hops_max = (unsigned)v[3];
 	c.dht.request_rate = (unsigned)v[4];
 	c.dht.spare_links = (unsigned)v[5];
+	c.dht.bpcc_queue = (unsigned)v[6];
 	c.dht.max_block = (size_t)c.max_block;
 	*ret = c;
 	return 0;
