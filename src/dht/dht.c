@@ -5,8 +5,10 @@
  * dht_route.c, answers in dht_answer.c, our own requests in dht_ops.c.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,8 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->congestion = DHT_CC_NONE;
 	ret->cc_queue = 1024;
 	dht_cscc_cfg_default(&ret->cscc);
+	ret->bpcc_queue = DHT_BPCC_QUEUE_DEFAULT;
+	ret->bpcc_block_max_us = DHT_BPCC_BLOCK_MAX_DEFAULT_US;
 }
 
 static bool
@@ -54,7 +58,9 @@ dht_cfg_valid(const struct dht_cfg *c)
 	    c->path_max > 0 && c->max_fails >= 1 &&
 	    c->spare_links <= DHT_SPARE_LINKS_MAX &&
 	    (unsigned)c->congestion < DHT_CC_COUNT &&
-	    c->cc_queue <= DHT_CC_QUEUE_MAX && dht_cscc_cfg_valid(&c->cscc);
+	    c->cc_queue <= DHT_CC_QUEUE_MAX && dht_cscc_cfg_valid(&c->cscc) &&
+	    c->bpcc_queue >= 1 && c->bpcc_queue <= DHT_BPCC_QUEUE_MAX &&
+	    c->bpcc_block_max_us > 0;
 }
 
 static int
@@ -98,14 +104,15 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->cfg = *cfg;
 	d->deadline_told_us = UINT64_MAX;
 	TAILQ_INIT(&d->ops);
-	ratelimit_init(&d->log_rl, 1.0, 5.0);
+	ratelog_init(&d->log, 1.0, 5.0);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
 	d->op_by_id = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
 	    dht_limit_init(d) < 0 || dht_counters_bind(d) < 0 ||
-	    dht_links_new(d) < 0 || dht_cc_init(d) < 0) {
+	    dht_links_new(d) < 0 || dht_bpcc_new(d) < 0 ||
+	    dht_cc_init(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -123,6 +130,7 @@ dht_free(struct dht *d)
 		dht_ops_cancel_all(d);
 	dht_cc_done(d);
 	map_free(d->op_by_id);
+	dht_bpcc_free(d);
 	dht_limit_done(d);
 	dht_links_free(d);
 	pathcache_free(d->paths);
@@ -130,19 +138,32 @@ dht_free(struct dht *d)
 	free(d);
 }
 
+/* A line of dht_log_drop() into buf, through its rate limit: false if
+ * held back. */
+static bool dht_log_format(struct dht *d, char *buf, size_t size,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static bool
+dht_log_format(struct dht *d, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = ratelog_vformat(&d->log, dht_now(d), buf, size, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
 void
 dht_log_drop(struct dht *d, const struct dhtkey *peer, const char *what)
 {
-	char hex[2 * DHTKEY_LEN + 1];
+	char hex[2 * DHTKEY_LEN + 1], line[256];
 
-	if (!ratelimit_take(&d->log_rl, dht_now(d), 1.0)) {
-		d->log_suppressed++;
-		return;
-	}
 	dhtkey_hex(peer, hex);
-	log_info("peer %.16s: %s, dropped (%llu more such lines held back)",
-	    hex, what, (unsigned long long)d->log_suppressed);
-	d->log_suppressed = 0;
+	if (dht_log_format(d, line, sizeof(line), "peer %.16s: %s, dropped",
+	        hex, what))
+		log_info("%s", line);
 }
 
 uint64_t
@@ -198,6 +219,8 @@ dht_hop_ok(void *cls, const struct rtable_entry *e)
 	for (size_t i = 0; i < f->n_avoid; i++)
 		if (dhtkey_equal(&e->id, &f->avoid[i]))
 			return false;
+	if (dht_bpcc_stalled(f->d, &e->id))
+		return false;
 	return f->d->env.linked(f->d->env.cls, &e->id);
 }
 
@@ -360,9 +383,11 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.origin_quota = cfg->origin_quota;
 	d->cfg.spare_links = cfg->spare_links;
 	d->cfg.link_grace_us = cfg->link_grace_us;
-	/* The scheme and its constants need a restart; the queue's bound
-	 * does not (those waiting beyond a smaller one stay). */
+	/* The scheme and its constants need a restart; the bounds do not
+	 * (requests waiting beyond a smaller CC_QUEUE stay). */
 	d->cfg.cc_queue = cfg->cc_queue;
+	d->cfg.bpcc_queue = cfg->bpcc_queue;
+	d->cfg.bpcc_block_max_us = cfg->bpcc_block_max_us;
 	return 0;
 }
 

@@ -101,6 +101,14 @@ struct dht_env {
 	 * the owner calls dht_tick() then, never from inside this call. May
 	 * be NULL: the periodic tick finds it, up to a tick late. */
 	void (*schedule)(void *cls, uint64_t at_us);
+	/* BPCC (dht_bpcc.h): stops reading messages from peer (hold true)
+	 * until called again with false, so that its sends to us back up
+	 * into its own queues; holding twice is holding once. 0 or a
+	 * negative errno (nothing changed). May be NULL: requests still
+	 * wait in the neighbour queues, and those over twice BPCC_QUEUE are
+	 * refused (a FAIL to their requester). The owner calls
+	 * dht_drained() when a send that said -EAGAIN may go again. */
+	int (*hold)(void *cls, const struct dhtkey *peer, bool hold);
 };
 
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
@@ -154,6 +162,10 @@ struct dht_cfg {
 	unsigned cc_queue;       /* requests of ours that may wait for the
 				  * scheme to let them start */
 	struct dht_cscc_cfg cscc;
+	unsigned bpcc_queue;     /* requests one neighbour queue holds before
+				  * it holds their senders (BPCC_QUEUE) */
+	uint64_t bpcc_block_max_us; /* a queue blocked this long is given up
+				     * (BPCC_BLOCK_MAX) */
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -205,6 +217,9 @@ void dht_peer_down(struct dht *d, const struct dhtkey *peer);
 /* A DHT message (type FERRY_MSG_DHT_*) from a linked peer. */
 void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len);
+/* A send to peer that said -EAGAIN may go again (the node below's queue
+ * to it has room): the requests waiting for it go on (BPCC). */
+void dht_drained(struct dht *d, const struct dhtkey *peer);
 /* Delivers answers kept while their requests were starting, times
  * requests out and refreshes buckets; call it every 100 ms or so, and
  * when the env's wake() asks. */
@@ -224,8 +239,15 @@ uint64_t dht_next_deadline_us(struct dht *d);
  * -EAGAIN, and never call done, when the congestion control holds back
  * as many requests as cfg.cc_queue already (dht_cc.h). */
 int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key);
+    unsigned replication, dht_done_fn *done, void *cls, struct dhtkey *ret_key);
+/* dht_put() of data whose key the caller has computed already
+ * (storage_seal() does, for every block of a file): the BLAKE2b pass
+ * over the block is not repeated. key must be dhtkey_of_block(data,
+ * len): this node stores what it is given under it when it is one of
+ * the storing peers, while the others check and refuse a wrong one. */
+int dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, dht_done_fn *done,
+    void *cls);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);
@@ -281,6 +303,34 @@ struct dht_status {
 	struct dht_cc_status cc; /* the congestion control's state */
 };
 void dht_get_status(struct dht *d, struct dht_status *ret);
+/* BPCC's state as a whole, for `ferry dht status` (dht_bpcc.c). */
+struct dht_bpcc_status {
+	bool on;                 /* CONGESTION = bpcc */
+	unsigned queue;          /* BPCC_QUEUE */
+	uint64_t block_max_us;   /* BPCC_BLOCK_MAX */
+	size_t queues;           /* neighbours with a queue */
+	size_t depth;            /* requests waiting in all of them */
+	size_t blocked;          /* queues whose neighbour refuses now */
+	size_t held;             /* neighbours we hold now */
+	uint64_t holds;          /* holds started, ever */
+	uint64_t releases;       /* and ended */
+	uint64_t block_timeouts; /* queues given up after BPCC_BLOCK_MAX */
+	uint64_t failed_over;    /* their requests sent to another hop */
+	uint64_t fails;          /* and answered FAIL instead */
+	uint64_t overflow;       /* refused: a queue at twice its bound */
+};
+/* One neighbour's queue. */
+struct dht_bpcc_peer {
+	struct dhtkey id;
+	unsigned depth;          /* requests waiting for it */
+	uint64_t blocked_us;     /* since its last send went, if blocked */
+	bool blocked;            /* its last send said -EAGAIN */
+	bool stalled;            /* given up at BPCC_BLOCK_MAX, until it drains */
+	bool held;               /* we hold it (its requests filled a queue) */
+};
+void dht_bpcc_get_status(struct dht *d, struct dht_bpcc_status *ret);
+/* Up to max neighbours' queues into ret, deepest first; how many. */
+size_t dht_bpcc_get_peers(struct dht *d, struct dht_bpcc_peer *ret, size_t max);
 /* Replaces the replication, timeouts, limits and link bounds (the
  * table's k and bounds need a restart). 0 or -EINVAL. */
 int dht_set_cfg(struct dht *d, const struct dht_cfg *cfg);

@@ -12,6 +12,7 @@
  * DHT_ATTEMPT_MIN_US. Everything here runs on the env's clock.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -66,11 +67,7 @@ dht_attempt_timeout(struct dht *d, const struct dht_op *op,
 {
 	const struct dht_rtt *e = dht_rtt_of(d, op->type);
 	struct dhtkey near;
-	uint64_t t = dht_cc_timeout_us(d, op), est;
-
-	/* The congestion control's own (CSCC's RTO), above the floor. */
-	if (t > 0)
-		return t > DHT_ATTEMPT_MIN_US ? t : DHT_ATTEMPT_MIN_US;
+	uint64_t t = 0, est;
 
 	/* Sent to the peers around the key: the round trip to the closest
 	 * of them stands for theirs. */
@@ -84,6 +81,9 @@ dht_attempt_timeout(struct dht *d, const struct dht_op *op,
 	/* Nothing measured yet: the attempts share the request's time. */
 	if (t == 0)
 		t = d->cfg.timeout_us / DHT_ATTEMPTS_MAX;
+	/* The congestion control has the last word (CSCC's RTO, BPCC's
+	 * BLOCK_MAX), above the floor. */
+	t = dht_cc_timeout_us(d, op, t);
 	return t > DHT_ATTEMPT_MIN_US ? t : DHT_ATTEMPT_MIN_US;
 }
 

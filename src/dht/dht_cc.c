@@ -17,11 +17,10 @@ const struct dht_cc_scheme dht_cc_none = {
 	.name = "none",
 };
 
-/* BPCC runs as none until its scheme is in (issue 14). */
 static const struct dht_cc_scheme *const dht_cc_schemes[DHT_CC_COUNT] = {
 	[DHT_CC_NONE] = &dht_cc_none,
 	[DHT_CC_CSCC] = &dht_cscc,
-	[DHT_CC_BPCC] = &dht_cc_none,
+	[DHT_CC_BPCC] = &dht_cc_bpcc,
 };
 
 static const char *const dht_cc_names[DHT_CC_COUNT] = {
@@ -206,8 +205,7 @@ dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
 	}
 	/* Our own FAIL 2: the attempt could not even leave (its first hop
 	 * went, or its queue was full); nothing came back. */
-	if (here && a->type == FERRY_MSG_DHT_FAIL &&
-	    a->code == DHTMSG_NO_ROUTE)
+	if (here && a->type == FERRY_MSG_DHT_FAIL && a->code == DHTMSG_NO_ROUTE)
 		return false;
 	if (op->cc_acked)
 		return ack_only;
@@ -238,11 +236,11 @@ dht_cc_ended(struct dht *d, struct dht_op *op)
 }
 
 uint64_t
-dht_cc_timeout_us(struct dht *d, const struct dht_op *op)
+dht_cc_timeout_us(struct dht *d, const struct dht_op *op, uint64_t dht_us)
 {
 	return d->cc.scheme->timeout_us != NULL
-	    ? d->cc.scheme->timeout_us(d, op)
-	    : 0;
+	    ? d->cc.scheme->timeout_us(d, op, dht_us)
+	    : dht_us;
 }
 
 void

@@ -57,9 +57,10 @@ struct dht_cc_scheme {
 	    bool here);
 	void (*lost)(struct dht *d, struct dht_op *op);
 	void (*ended)(struct dht *d, struct dht_op *op);
-	/* How long op's latest attempt waits before the next starts; 0:
-	 * the DHT's own measure (dht_attempt.c). */
-	uint64_t (*timeout_us)(struct dht *d, const struct dht_op *op);
+	/* How long op's latest attempt waits before the next starts, given
+	 * dht_us, the DHT's own measure (dht_attempt.c); NULL: that. */
+	uint64_t (*timeout_us)(struct dht *d, const struct dht_op *op,
+	    uint64_t dht_us);
 	/* Sends a request's body to next (from: the neighbour it came
 	 * from, NULL for ours). 0, or env.send's errors; -EAGAIN: refused
 	 * by a full queue, which the seam counts as a drop. */
@@ -75,6 +76,7 @@ struct dht_cc_scheme {
 /* The schemes, by enum dht_congestion. */
 extern const struct dht_cc_scheme dht_cc_none;
 extern const struct dht_cc_scheme dht_cscc;
+extern const struct dht_cc_scheme dht_cc_bpcc; /* dht_bpcc.c */
 
 /* The seam's state, in struct dht. */
 struct dht_cc {
@@ -116,8 +118,10 @@ bool dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
 void dht_cc_expired(struct dht *d, struct dht_op *op);
 /* op ends (waiting or started); the requests waiting may start. */
 void dht_cc_ended(struct dht *d, struct dht_op *op);
-/* The scheme's timeout for op's latest attempt, 0 for the DHT's own. */
-uint64_t dht_cc_timeout_us(struct dht *d, const struct dht_op *op);
+/* The timeout of op's latest attempt: the scheme's, given dht_us, the
+ * DHT's own measure. */
+uint64_t dht_cc_timeout_us(struct dht *d, const struct dht_op *op,
+    uint64_t dht_us);
 /* This node answers req as its responsible peer: counted in
  * dht.cc_duplicates if it answered another attempt of it lately. */
 void dht_cc_answering(struct dht *d, const struct dhtmsg_req *req);

@@ -232,11 +232,12 @@ dht_cscc_ended(struct dht *d, struct dht_op *op)
 	dht_cscc_publish(d);
 }
 
-/* An attempt of a request not acknowledged waits the RTO (2.1.2). */
+/* An attempt of a request not acknowledged waits the RTO (2.1.2); what
+ * an acknowledged one still waits for is timed as the DHT times it. */
 static uint64_t
-dht_cscc_timeout_us(struct dht *d, const struct dht_op *op)
+dht_cscc_timeout_us(struct dht *d, const struct dht_op *op, uint64_t dht_us)
 {
-	return op->cc_acked ? 0 : dht_cscc_window_rto_us(dht_cscc_of(d));
+	return op->cc_acked ? dht_us : dht_cscc_window_rto_us(dht_cscc_of(d));
 }
 
 static void

@@ -19,6 +19,7 @@
 struct map;
 struct dht_links;
 struct dht_lru;
+struct dht_bpcc;
 
 #define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
 			      * kept (the least recently seen go) */
@@ -185,14 +186,15 @@ struct dht {
 	struct dht_counters c;
 	struct dht_links *links;   /* the links chosen (dht_links.c) */
 	struct dht_cc cc;          /* congestion control (dht_cc.c) */
-	struct ratelimit log_rl;   /* lines about peers' bad input */
-	uint64_t log_suppressed;   /* held back since the last one */
+	struct dht_bpcc *bpcc;     /* the neighbour queues (dht_bpcc.c) */
+	struct ratelog log;        /* lines about peers' bad input */
 };
 
 /* dht.c */
 /* Logs a drop a peer caused (a counter says how many there were), at
  * info level, a burst of 5 and then one a second, naming the peer and
- * how many lines were held back. */
+ * how many lines were held back since the last (lib/ratelimit.h's
+ * ratelog). */
 void dht_log_drop(struct dht *d, const struct dhtkey *peer,
     const char *what);
 /* The linked peer closest to key other than the n_avoid peers of avoid,
@@ -250,6 +252,11 @@ void dht_links_tick(struct dht *d);
 /* A request, from a peer or (from NULL) from us; body is its encoding. */
 void dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req);
+/* Routes again a request (fw: as dht_forward passed it on) that its next
+ * hop could not take (BPCC gave it up): to another hop, or it ends here,
+ * as if that hop were not there. */
+void dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw);
 
 /* dht_answer.c */
 /* Sends an answer toward a->requester: to ourselves, directly if linked,

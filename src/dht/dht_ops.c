@@ -109,12 +109,28 @@ dht_op_start(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 
 int
 dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key)
+    unsigned replication, dht_done_fn *done, void *cls, struct dhtkey *ret_key)
+{
+	struct dhtkey key;
+	int r;
+
+	if (data == NULL || len == 0)
+		return -EINVAL;
+	dhtkey_of_block(data, len, &key);
+	r = dht_put_keyed(d, &key, data, len, expiry, replication, done, cls);
+	if (r == 0)
+		*ret_key = key;
+	return r;
+}
+
+int
+dht_put_keyed(struct dht *d, const struct dhtkey *keyp, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, dht_done_fn *done,
+    void *cls)
 {
 	struct dhtmsg_req req;
 	struct dht_op *op;
-	struct dhtkey key;
+	struct dhtkey key = *keyp;
 
 	if (replication == 0)
 		replication = d->cfg.replication;
@@ -122,7 +138,6 @@ dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	    replication > DHTMSG_REPL_MAX || done == NULL ||
 	    expiry <= d->env.wall_s(d->env.cls))
 		return -EINVAL;
-	dhtkey_of_block(data, len, &key);
 	op = dht_op_new(d, FERRY_MSG_DHT_PUT, &key, done, cls);
 	if (op == NULL)
 		return -ENOMEM;
@@ -135,13 +150,11 @@ dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	dhtmsg_put_sign(d->env.ident, &key, &req.put);
 	op->replication = replication;
 	dhtmsg_put_hash(&key, &req.put, op->put_hash);
-	*ret_key = key;
 	return dht_op_start(d, op, &req);
 }
 
 int
-dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
-    void *cls)
+dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done, void *cls)
 {
 	struct dhtmsg_req req;
 	struct dht_op *op;

@@ -13,6 +13,7 @@
  * never silence.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -129,9 +130,10 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	if (r == -EAGAIN && from != NULL)
 		return 0;
 	if (r < 0) {
-		/* A link just gone, or our own request's first hop full:
-		 * the requester hears of it now rather than at its
-		 * timeout, and tries another way. */
+		/* A link just gone, a queue that refused it for good
+		 * (BPCC's at its hard bound), or our own request's first
+		 * hop full: the requester hears of it now rather than at
+		 * its timeout, and tries another way. */
 		(*d->c.no_route)++;
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;
@@ -467,6 +469,37 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		dht_place(d, req, from);
 }
 
+/* Routes req by its type, its path recorded. */
+static void
+dht_route_by_type(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req)
+{
+	switch (req->type) {
+	case FERRY_MSG_DHT_GET:
+		dht_route_get(d, req, from);
+		break;
+	case FERRY_MSG_DHT_FIND:
+		dht_route_find(d, req, from);
+		break;
+	default:
+		dht_route_put(d, req, from);
+		break;
+	}
+}
+
+void
+dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw)
+{
+	struct dhtmsg_req req = *fw;
+
+	/* As it came to us, before dht_forward passed it on. */
+	req.hops_left++;
+	if (req.hops > 0)
+		req.hops--;
+	dht_route_by_type(d, from, &req);
+}
+
 void
 dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req)
@@ -482,15 +515,5 @@ dht_route_request(struct dht *d, const struct dhtkey *from,
 		(*d->c.duplicates)++;
 		return;
 	}
-	switch (req->type) {
-	case FERRY_MSG_DHT_GET:
-		dht_route_get(d, req, from);
-		break;
-	case FERRY_MSG_DHT_FIND:
-		dht_route_find(d, req, from);
-		break;
-	default:
-		dht_route_put(d, req, from);
-		break;
-	}
+	dht_route_by_type(d, from, req);
 }

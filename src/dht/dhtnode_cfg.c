@@ -2,6 +2,7 @@
 /* The [dht] section (see dhtnode.h), dht layer. */
 #define LOG_TAG "dht"
 #include "dht/dhtnode_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <string.h>
@@ -34,7 +35,7 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	{ "dht", "LINK_GRACE", "60 s",
 	    "no link is dropped before it has been up and idle this long" },
 	{ "dht", "CONGESTION", "none",
-	    "congestion control of requests: none, cscc or bpcc" },
+	    "congestion control for routed requests: none, cscc or bpcc" },
 	{ "dht", "CC_QUEUE", "1024",
 	    "requests of this daemon that wait for the congestion control to let them start; more are refused" },
 	{ "dht", "CSCC_INITIAL_CREDITS", "5",
@@ -52,6 +53,10 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "CSCC: the timeout is the round-trip estimate and this many error estimates" },
 	{ "dht", "CSCC_INITIAL_RTO", "1 s",
 	    "CSCC: the timeout before a round trip was measured" },
+	{ "dht", "BPCC_QUEUE", "25",
+	    "BPCC: requests waiting for one neighbour before the neighbours that send them are held" },
+	{ "dht", "BPCC_BLOCK_MAX", "4 s",
+	    "BPCC: a neighbour that takes no request for this long is given up on: its requests go another way" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -167,7 +172,7 @@ int
 dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
 	struct dhtnode_cfg c;
-	uint64_t v[6];
+	uint64_t v[7];
 	bool bad = false;
 
 	memset(&c, 0, sizeof(c));
@@ -207,6 +212,12 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 		bad = true;
 	if (dhtnode_cfg_cc(cfg, &c.dht) < 0)
 		bad = true;
+	if (dhtnode_cfg_uint(cfg, "BPCC_QUEUE", 1, DHT_BPCC_QUEUE_MAX, &v[6]) <
+	    0)
+		bad = true;
+	if (dhtnode_cfg_dur(cfg, "BPCC_BLOCK_MAX", &c.dht.bpcc_block_max_us) <
+	    0)
+		bad = true;
 	if (bad)
 		return -EINVAL;
 	c.dht.k = (unsigned)v[0];
@@ -215,6 +226,7 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	c.dht.hops_max = (unsigned)v[3];
 	c.dht.request_rate = (unsigned)v[4];
 	c.dht.spare_links = (unsigned)v[5];
+	c.dht.bpcc_queue = (unsigned)v[6];
 	c.dht.max_block = (size_t)c.max_block;
 	*ret = c;
 	return 0;

@@ -453,7 +453,6 @@ xfer_put_send(struct xfer_task *t)
 	struct xfer_put *p = t->put;
 	struct xfer_attempt *a;
 	struct xfer_block *b;
-	struct dhtkey key;
 	int r;
 
 	while (t->in_flight < xfer_window_allowed(&t->win) &&
@@ -461,8 +460,8 @@ xfer_put_send(struct xfer_task *t)
 		a = xfer_attempt_new(t, b);
 		if (a == NULL)
 			return; /* the next tick tries again */
-		r = dht_put(t->x->dht, b->data, b->len, p->expiry,
-		    p->replication, xfer_put_block_done, a, &key);
+		r = dht_put_keyed(t->x->dht, &b->key, b->data, b->len,
+		    p->expiry, p->replication, xfer_put_block_done, a);
 		if (r < 0) {
 			struct xfer_attempt gone;
 

@@ -233,12 +233,13 @@ check_waiting(uint64_t *max_waiting)
 	for (int i = 0; i < N; i++) {
 		struct ferry_dht_status *st = dhtcheck_status(d[i]);
 
-		ck_assert_uint_eq(st->congestion, FERRY_DHT_CC_CSCC);
-		ck_assert_uint_le(st->cc_waiting, CC_QUEUE);
-		ck_assert(st->cc_credits <= CREDITS);
-		ck_assert_uint_le(st->cc_in_flight, CREDITS);
-		if (st->cc_waiting > *max_waiting)
-			*max_waiting = st->cc_waiting;
+		ck_assert_ptr_nonnull(st->cc);
+		ck_assert_uint_eq(st->cc->scheme, FERRY_DHT_CC_CSCC);
+		ck_assert_uint_le(st->cc->waiting, CC_QUEUE);
+		ck_assert(st->cc->credits <= CREDITS);
+		ck_assert_uint_le(st->cc->in_flight, CREDITS);
+		if (st->cc->waiting > *max_waiting)
+			*max_waiting = st->cc->waiting;
 		ferry_dht_status_free(st);
 	}
 }

@@ -25,7 +25,6 @@
 #include <ferry/proto.h>
 
 #include "lib/base32.h"
-#include "lib/fsutil.h"
 #include "lib/wire.h"
 #include "core/ack.h"
 #include "core/batch.h"
@@ -39,6 +38,7 @@
 #include "core/sendq.h"
 #include "dht/dhtmsg.h"
 #include "unit.h"
+#include "vector_page.h"
 
 #include "../../plugins/tcp/tcp_frame.c"
 
@@ -65,12 +65,6 @@
  * that changes here must change there (and the code's change be one the
  * protocol means to make).
  */
-struct vector {
-	const char *name;
-	const char *hex; /* bytes in hex, or the text of a text vector */
-	bool text;
-};
-
 static const struct vector vectors[] = {
 	{ "id_a",
 	    "9d24e2eeaf27c2a088a564a32fc03a882dcd9804dbc0d03a"
@@ -276,16 +270,14 @@ static const struct vector vectors[] = {
 
 #define N_VECTORS (sizeof(vectors) / sizeof(vectors[0]))
 
+static struct vector_page page = { PAGE, vectors, N_VECTORS, false, NULL };
+
 static struct identity *id_a, *id_b;
-static char *page;
-static bool print_only; /* FERRY_VECTORS_PRINT */
 
 static void
 test_setup(void)
 {
 	uint8_t seed[32];
-	uint8_t *data = NULL;
-	size_t len;
 
 	for (size_t i = 0; i < sizeof(seed); i++)
 		seed[i] = (uint8_t)i;
@@ -293,12 +285,7 @@ test_setup(void)
 	for (size_t i = 0; i < sizeof(seed); i++)
 		seed[i] = (uint8_t)(0x20 + i);
 	ck_assert_int_eq(identity_from_seed(seed, &id_b), 0);
-	if (print_only)
-		return;
-	ck_assert_int_eq(fs_read_file(FERRY_SOURCE_DIR "/" PAGE, 1 << 20, &data,
-	                     &len),
-	    0);
-	page = (char *)data;
+	vector_page_load(&page);
 }
 
 static void
@@ -306,124 +293,15 @@ test_teardown(void)
 {
 	identity_free(id_a);
 	identity_free(id_b);
-	free(page);
+	vector_page_done(&page);
 	id_a = id_b = NULL;
-	page = NULL;
-}
-
-static const struct vector *
-vector_find(const char *name)
-{
-	for (size_t i = 0; i < N_VECTORS; i++)
-		if (strcmp(vectors[i].name, name) == 0)
-			return &vectors[i];
-	ck_abort_msg("no vector named %s in the test", name);
-	return NULL;
-}
-
-/* The code's bytes as the page lays them out: 16 to a line. */
-static void
-print_hex(const char *name, const uint8_t *b, size_t len)
-{
-	fprintf(stderr, "vector %s (%zu bytes) as the code makes it:\n", name,
-	    len);
-	for (size_t i = 0; i < len; i++)
-		fprintf(stderr, "%02x%s", b[i],
-		    i + 1 == len || i % 16 == 15 ? "\n" : " ");
-}
-
-static char *
-to_hex(const uint8_t *b, size_t len)
-{
-	char *s = malloc(2 * len + 1);
-
-	ck_assert_ptr_nonnull(s);
-	for (size_t i = 0; i < len; i++)
-		(void)snprintf(s + 2 * i, 3, "%02x", b[i]);
-	s[2 * len] = '\0';
-	return s;
-}
-
-/*
- * The block the page prints under ".\" vector: name": for bytes, the
- * leading two-digit hex words of each line (what follows is a comment);
- * for text, each line without its blanks, joined. NULL if there is none.
- */
-static char *
-page_block(const char *name, bool text)
-{
-	char marker[96], *out, *p, *end;
-	size_t n = 0;
-
-	(void)snprintf(marker, sizeof(marker), "\n.\\\" vector: %s\n", name);
-	p = strstr(page, marker);
-	if (p == NULL)
-		return NULL;
-	p = strchr(p + 1, '\n') + 1;
-	ck_assert_msg(strncmp(p, ".Bd -literal", 12) == 0,
-	    "%s: vector %s is not followed by a literal display", PAGE, name);
-	p = strchr(p, '\n') + 1;
-	end = strstr(p, "\n.Ed\n");
-	ck_assert_msg(end != NULL, "%s: vector %s has no .Ed", PAGE, name);
-	out = calloc(1, (size_t)(end - p) + 2);
-	ck_assert_ptr_nonnull(out);
-	while (p <= end) {
-		char *eol = strchr(p, '\n');
-
-		if (text) {
-			for (; p < eol; p++)
-				if (!isspace((unsigned char)*p))
-					out[n++] = *p;
-		} else {
-			while (p < eol) {
-				while (p < eol && *p == ' ')
-					p++;
-				if (eol - p < 2 ||
-				    !isxdigit((unsigned char)p[0]) ||
-				    !isxdigit((unsigned char)p[1]) ||
-				    (p + 2 < eol && p[2] != ' '))
-					break;
-				out[n++] = (char)tolower((unsigned char)p[0]);
-				out[n++] = (char)tolower((unsigned char)p[1]);
-				p += 2;
-			}
-		}
-		p = eol + 1;
-	}
-	out[n] = '\0';
-	return out;
 }
 
 /* Checks what the code made against the test's hex and the page's. */
 static void
 check_vector(const char *name, const void *got, size_t len)
 {
-	const struct vector *v = vector_find(name);
-	char *hex = v->text ? strndup(got, len) : to_hex(got, len);
-	char *shown;
-	bool ok;
-
-	ck_assert_ptr_nonnull(hex);
-	ok = !print_only && strcmp(hex, v->hex) == 0;
-	if (!ok) {
-		if (v->text)
-			fprintf(stderr, "vector %s as the code makes it:\n%s\n",
-			    name, hex);
-		else
-			print_hex(name, got, len);
-	}
-	if (print_only) {
-		free(hex);
-		return;
-	}
-	ck_assert_msg(ok, "vector %s: the code's bytes differ from the test's",
-	    name);
-	shown = page_block(name, v->text);
-	ck_assert_msg(shown != NULL, "%s prints no vector %s", PAGE, name);
-	ck_assert_msg(strcmp(shown, v->hex) == 0,
-	    "vector %s: %s prints other bytes than the code makes", name, PAGE);
-	free(hex);
-	free(shown);
+	vector_page_check(&page, name, got, len);
 }
 
 static void
@@ -859,20 +737,7 @@ END_TEST
 /* Every vector block of the page is one the test checks. */
 START_TEST(test_page_has_no_other)
 {
-	const char *p = page;
-	size_t n = 0;
-
-	if (print_only)
-		return;
-	while ((p = strstr(p, "\n.\\\" vector: ")) != NULL) {
-		char name[64];
-
-		p += strlen("\n.\\\" vector: ");
-		ck_assert_int_eq(sscanf(p, "%63s", name), 1);
-		(void)vector_find(name);
-		n++;
-	}
-	ck_assert_uint_eq(n, N_VECTORS);
+	vector_page_check_all(&page);
 }
 END_TEST
 
@@ -900,8 +765,5 @@ vectors_suite(void)
 int
 main(void)
 {
-	const char *env = getenv("FERRY_VECTORS_PRINT");
-
-	print_only = env != NULL && *env != '\0' && strcmp(env, "0") != 0;
 	return unit_run(vectors_suite());
 }
