@@ -12,7 +12,9 @@
  * large block, so the RTT is the request's; a relay whose next hop's
  * queue is full drops the request without an answer (none, the
  * baseline); a peer that answers two attempts of a request counts the
- * second.
+ * second. The network is this file's, not tests/lib/dhtsim's, which
+ * delivers every message in order at one event's time: CSCC's timing
+ * needs a one-way delay and, for the ACK, a transfer time by size.
  */
 #include <errno.h>
 #include <stdlib.h>
