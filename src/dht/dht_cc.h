@@ -2,7 +2,8 @@
 /*
  * The congestion control of DHT requests, dht layer (seed 002; [dht]
  * CONGESTION): the seam between routing (dht_route.c, dht_attempt.c,
- * dht_answer.c) and the schemes, none, CSCC (dht_cscc.c) and BPCC.
+ * dht_answer.c) and the schemes, none, CSCC (dht_cscc.c) and BPCC
+ * (dht_bpcc.c).
  *
  * The seam keeps what every scheme shares: a FIFO of requests of ours
  * that the scheme does not let start yet (at most cfg.cc_queue; more are
