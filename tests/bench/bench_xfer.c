@@ -50,6 +50,10 @@ struct xb_run {
 	double put_mbs, get_mbs;
 	double put_cli_kib, get_cli_kib, daemon_kib;
 	double put_cpu, get_cpu; /* CPU seconds of every process per GiB */
+	/* of the putting daemon and its ferry command alone, and of the
+	 * getting ones: what the ends would spend with the storing peers on
+	 * other machines (each end stores its share of the blocks too) */
+	double put_end_cpu, get_end_cpu;
 };
 
 static int
@@ -201,19 +205,23 @@ xb_one(const struct xb_opts *xo, struct harness *h, struct harness_daemon **d,
     unsigned n, unsigned run, struct xb_run *ret)
 {
 	char out[4096], uri[512], *file = xb_file(h, xo->size, run), *got;
-	double secs, kib, cli_cpu, cpu0, gib = (double)xo->size / (1u << 30);
+	double secs, kib, cli_cpu, cpu0, end0;
+	double gib = (double)xo->size / (1u << 30);
 	int r;
 
 	if (file == NULL || asprintf(&got, "%s.got", file) < 0)
 		return -ENOMEM;
 	cpu0 = xb_daemons_cpu(d, n);
+	end0 = procstat_cpu_s(d[0]->pid);
 	r = xb_cli(d[0], (const char *[]){ "put", file, NULL }, out,
 	    sizeof(out), &kib, &secs, &cli_cpu);
 	ret->put_mbs = (double)xo->size / 1e6 / secs;
 	ret->put_cli_kib = kib;
 	ret->put_cpu = (xb_daemons_cpu(d, n) - cpu0 + cli_cpu) / gib;
+	ret->put_end_cpu = (procstat_cpu_s(d[0]->pid) - end0 + cli_cpu) / gib;
 	(void)snprintf(uri, sizeof(uri), "%.*s", (int)strcspn(out, "\n"), out);
 	cpu0 = xb_daemons_cpu(d, n);
+	end0 = procstat_cpu_s(d[n - 1]->pid);
 	if (r == 0)
 		r = xb_cli(d[n - 1],
 		    (const char *[]){ "get", uri, "-o", got, NULL }, out,
@@ -221,6 +229,8 @@ xb_one(const struct xb_opts *xo, struct harness *h, struct harness_daemon **d,
 	ret->get_mbs = (double)xo->size / 1e6 / secs;
 	ret->get_cli_kib = kib;
 	ret->get_cpu = (xb_daemons_cpu(d, n) - cpu0 + cli_cpu) / gib;
+	ret->get_end_cpu =
+	    (procstat_cpu_s(d[n - 1]->pid) - end0 + cli_cpu) / gib;
 	ret->daemon_kib = 0;
 	for (unsigned i = 0; i < n; i++) {
 		double k = (double)procstat_kib(d[i]->pid, "VmHWM");
@@ -269,19 +279,21 @@ main(int argc, char **argv)
 	    xo.o.transports);
 	csv = bench_csv_open(&xo.o, "xfer.csv",
 	    "transport,daemons,max_in_flight,run,put_mbs,get_mbs,put_cli_kib,"
-	    "get_cli_kib,daemon_kib,put_cpu_s_gib,get_cpu_s_gib");
+	    "get_cli_kib,daemon_kib,put_cpu_s_gib,get_cpu_s_gib,put_end_cpu_s_gib,"
+	    "get_end_cpu_s_gib");
 	if (csv == NULL)
 		return 1;
-	printf("%llu MiB over %s, medians of %u runs; CPU: seconds of all "
-	       "processes per GiB\n"
-	       "daemons  in flight   put MB/s  get MB/s   CPU put/get   "
-	       "RSS put/get/daemon MiB\n",
+	printf("%llu MiB over %s, medians of %u runs; CPU: seconds per GiB "
+	       "of all processes (all) and of the putting or getting daemon "
+	       "and command (end)\n"
+	       "daemons  in flight   put MB/s  get MB/s   CPU put all/end  "
+	       "get all/end   RSS put/get/daemon MiB\n",
 	    (unsigned long long)(xo.size >> 20), xo.transport, xo.o.reps);
 	for (unsigned ni = 0; ni < xo.n_nets; ni++)
 		for (unsigned mi = 0; mi < xo.n_modes; mi++) {
 			unsigned n = xo.nets[ni], mode = xo.modes[mi];
 			double put[16], get[16], pk[16], gk[16], dk[16];
-			double pc[16], gc[16];
+			double pc[16], gc[16], pe[16], ge[16];
 			struct xb_run r;
 			unsigned runs = 0;
 
@@ -298,10 +310,13 @@ main(int argc, char **argv)
 				}
 				fprintf(csv,
 				    "%s,%u,%u,%u,%.1f,%.1f,%.0f,%.0f,%.0f,%.2f,"
-				    "%.2f\n",
+				    "%.2f,%.2f,%.2f\n",
 				    xo.transport, n, mode, k, r.put_mbs,
 				    r.get_mbs, r.put_cli_kib, r.get_cli_kib,
-				    r.daemon_kib, r.put_cpu, r.get_cpu);
+				    r.daemon_kib, r.put_cpu, r.get_cpu,
+				    r.put_end_cpu, r.get_end_cpu);
+				pe[runs] = r.put_end_cpu;
+				ge[runs] = r.get_end_cpu;
 				pc[runs] = r.put_cpu;
 				gc[runs] = r.get_cpu;
 				put[runs] = r.put_mbs;
@@ -311,14 +326,15 @@ main(int argc, char **argv)
 				dk[runs++] = r.daemon_kib;
 			}
 			if (runs > 0)
-				printf("%7u  %9s  %9.1f %9.1f  %5.1f / %5.1f   "
-				       "%.1f / %.1f / %.1f\n",
+				printf("%7u  %9s  %9.1f %9.1f   %5.1f / %4.1f   "
+				       "%4.1f / %4.1f   %.1f / %.1f / %.1f\n",
 				    n,
 				    mode == 1       ? "1"
 				        : mode == 0 ? "adaptive"
 				                    : "cap",
 				    xb_median(put, runs), xb_median(get, runs),
-				    xb_median(pc, runs), xb_median(gc, runs),
+				    xb_median(pc, runs), xb_median(pe, runs),
+				    xb_median(gc, runs), xb_median(ge, runs),
 				    xb_median(pk, runs) / 1024,
 				    xb_median(gk, runs) / 1024,
 				    xb_median(dk, runs) / 1024);
