@@ -88,6 +88,48 @@ struct ferry_dht_bucket {
 	uint16_t entries; /* peers in it */
 };
 
+/* One neighbour's BPCC queue, or a neighbour the daemon holds. */
+struct ferry_dht_bpcc_peer {
+	struct ferry_peer_id id; /* the peer */
+	uint32_t depth;		/* requests waiting for it */
+	uint32_t blocked_ms;	/* since it last took one, if blocked */
+	uint8_t flags;		/* FERRY_DHT_BPCC_* of <ferry/proto.h> */
+};
+
+/* BPCC ([dht] CONGESTION = bpcc, ferryd.conf(5)). */
+struct ferry_dht_bpcc {
+	uint32_t queue;		/* BPCC_QUEUE */
+	uint32_t block_max_ms;	/* BPCC_BLOCK_MAX */
+	uint32_t depth;		/* requests waiting in all queues */
+	uint32_t blocked;	/* queues whose neighbour refuses now */
+	uint32_t held;		/* neighbours held now */
+	uint64_t holds;		/* holds started */
+	uint64_t releases;	/* and ended */
+	uint64_t block_timeouts; /* queues given up after BPCC_BLOCK_MAX */
+	uint64_t failed_over;	/* their requests routed another way */
+	uint64_t fails;		/* and answered FAIL */
+	uint64_t overflow;	/* requests refused at a queue's hard bound */
+	size_t n_peers;
+	struct ferry_dht_bpcc_peer *peers; /* deepest queue first */
+};
+
+/* The congestion control of the daemon's requests ([dht] CONGESTION,
+ * ferryd.conf(5)); a scheme's figures it does not keep are 0. */
+struct ferry_dht_cc {
+	uint8_t scheme;		/* FERRY_DHT_CC_NONE, _CSCC or _BPCC */
+	uint32_t waiting;	/* requests waiting for it to start them */
+	uint32_t in_flight;	/* CSCC: out and unacknowledged */
+	double credits;		/* CSCC's credits */
+	double ssthresh;	/* its slow-start threshold */
+	uint32_t rtt_us;	/* its round-trip estimate, 0: none yet */
+	uint32_t rto_us;	/* its retransmission timeout */
+	uint64_t retransmits;	/* attempts sent again: no ACK in time */
+	uint64_t losses;	/* losses CSCC took */
+	uint64_t drops;		/* requests a full send queue refused */
+	uint64_t duplicates;	/* requests answered here more than once */
+	uint64_t refused;	/* requests refused: CC_QUEUE were waiting */
+};
+
 struct ferry_dht_status {
 	uint16_t k;		/* bucket size */
 	uint16_t replication;	/* storing peers of a PUT by default */
@@ -99,6 +141,8 @@ struct ferry_dht_status {
 	uint64_t quota;		/* the most bytes it stores */
 	size_t n_buckets;	/* entries in buckets */
 	struct ferry_dht_bucket *buckets; /* the non-empty ones, in order */
+	struct ferry_dht_bpcc *bpcc; /* NULL unless the daemon runs BPCC */
+	struct ferry_dht_cc *cc; /* NULL from a daemon that sends none */
 };
 
 /* Writes the socket path ferryd uses by default (environment variable

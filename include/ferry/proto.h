@@ -144,6 +144,7 @@ struct ferry_peer_id {
 #define FERRY_MSG_DHT_BLOCK	0x0111
 #define FERRY_MSG_DHT_NODES	0x0112
 #define FERRY_MSG_DHT_FAIL	0x0113
+#define FERRY_MSG_DHT_ACK	0x0114	/* a large answer follows */
 #define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
 #define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
 
@@ -312,6 +313,38 @@ struct ferry_peer_id {
  */
 #define FERRY_C_DHT_STATUS_FIXED 52
 #define FERRY_C_DHT_BUCKET_SIZE	4
+/*
+ * After the buckets, DHT_STATUS may carry sections, each
+ *   u16 kind  u16 len  then len bytes
+ * that a client skips when it does not know its kind. Kinds:
+ * FERRY_C_DHT_SECTION_BPCC, present when [dht] CONGESTION = bpcc:
+ *   0 u32 queue  4 u32 block_max_ms  8 u32 depth  12 u32 blocked
+ *  16 u32 held  20 u32 reserved (0)  24 u64 holds  32 u64 releases
+ *  40 u64 block_timeouts  48 u64 failed_over  56 u64 fails
+ *  64 u64 overflow  72 u16 m  74 u16 reserved (0)
+ *  then m times: u8 id[32]  u32 depth  u32 blocked_ms  u8 flags
+ *  (FERRY_DHT_BPCC_*)  u8 reserved[3] (0)
+ * FERRY_C_DHT_SECTION_CC, always: the congestion control of the daemon's
+ * requests ([dht] CONGESTION); a scheme's figures it does not keep are 0:
+ *   0 u8 scheme (FERRY_DHT_CC_*)  1 u8 reserved (0)  2 u16 reserved (0)
+ *   4 u32 waiting  8 u32 in_flight  12 u32 credits (thousandths)
+ *  16 u32 ssthresh (thousandths)  20 u32 rtt_us  24 u32 rto_us
+ *  28 u32 reserved (0)  32 u64 retransmits  40 u64 losses  48 u64 drops
+ *  56 u64 duplicates  64 u64 refused
+ */
+#define FERRY_C_DHT_SECTION_HDR	4
+#define FERRY_C_DHT_SECTION_BPCC 0x0001
+#define FERRY_C_DHT_SECTION_CC	0x0002
+#define FERRY_C_DHT_CC_SIZE	72
+#define FERRY_DHT_CC_NONE	0	/* [dht] CONGESTION = none */
+#define FERRY_DHT_CC_CSCC	1	/* cscc */
+#define FERRY_DHT_CC_BPCC	2	/* bpcc */
+#define FERRY_C_DHT_BPCC_FIXED	76
+#define FERRY_C_DHT_BPCC_PEER_SIZE 44
+#define FERRY_C_DHT_BPCC_PEERS_MAX 1024 /* neighbours listed at most */
+#define FERRY_DHT_BPCC_BLOCKED	0x01 /* its last send was refused */
+#define FERRY_DHT_BPCC_STALLED	0x02 /* given up at BPCC_BLOCK_MAX */
+#define FERRY_DHT_BPCC_HELD	0x04 /* the daemon holds it */
 
 /*
  * Files: a file put into the DHT as sealed chunks under a manifest, named

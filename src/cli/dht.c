@@ -559,6 +559,91 @@ dht_find_main(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* [dht] CONGESTION's word for a scheme. */
+static const char *
+dht_cc_word(uint8_t c)
+{
+	switch (c) {
+	case FERRY_DHT_CC_NONE:
+		return "none";
+	case FERRY_DHT_CC_CSCC:
+		return "cscc";
+	case FERRY_DHT_CC_BPCC:
+		return "bpcc";
+	default:
+		return "unknown";
+	}
+}
+
+/* The congestion control's part, whichever the scheme. */
+static void
+dht_status_print_cc(const struct ferry_dht_cc *cc)
+{
+	printf("congestion:    %s, %" PRIu32 " requests waiting, %" PRIu64
+	       " refused\n",
+	    dht_cc_word(cc->scheme), cc->waiting, cc->refused);
+	if (cc->scheme == FERRY_DHT_CC_CSCC)
+		printf("  credits %.2f, ssthresh %.2f, %" PRIu32
+		       " in flight, rtt %.1f ms, rto %.1f ms\n",
+		    cc->credits, cc->ssthresh, cc->in_flight,
+		    cc->rtt_us / 1000.0, cc->rto_us / 1000.0);
+	printf("  %" PRIu64 " retransmitted, %" PRIu64 " losses, %" PRIu64
+	       " dropped, %" PRIu64 " duplicates\n",
+	    cc->retransmits, cc->losses, cc->drops, cc->duplicates);
+}
+
+static void
+dht_status_json_cc(struct json *j, const struct ferry_dht_cc *cc)
+{
+	json_key(j, "congestion");
+	json_object_begin(j);
+	json_member_string(j, "scheme", dht_cc_word(cc->scheme));
+	json_member_uint(j, "waiting", cc->waiting);
+	json_member_uint(j, "in_flight", cc->in_flight);
+	json_member_uint(j, "credits_milli",
+	    (uint64_t)(cc->credits * 1000 + 0.5));
+	json_member_uint(j, "ssthresh_milli",
+	    (uint64_t)(cc->ssthresh * 1000 + 0.5));
+	json_member_uint(j, "rtt_us", cc->rtt_us);
+	json_member_uint(j, "rto_us", cc->rto_us);
+	json_member_uint(j, "retransmits", cc->retransmits);
+	json_member_uint(j, "losses", cc->losses);
+	json_member_uint(j, "drops", cc->drops);
+	json_member_uint(j, "duplicates", cc->duplicates);
+	json_member_uint(j, "refused", cc->refused);
+	json_object_end(j);
+}
+
+/* BPCC's part ([dht] CONGESTION = bpcc). */
+static void
+dht_status_print_bpcc(const struct ferry_dht_bpcc *b)
+{
+	char id[FERRY_PEER_ID_STRLEN + 1];
+
+	printf("bpcc:          queue %" PRIu32 ", block max %" PRIu32
+	       " ms: %" PRIu32 " waiting, %" PRIu32 " blocked, %" PRIu32
+	       " held\n",
+	    b->queue, b->block_max_ms, b->depth, b->blocked, b->held);
+	printf("               %" PRIu64 " holds, %" PRIu64
+	       " releases, %" PRIu64 " given up (%" PRIu64
+	       " rerouted, %" PRIu64 " failed), %" PRIu64 " refused\n",
+	    b->holds, b->releases, b->block_timeouts, b->failed_over,
+	    b->fails, b->overflow);
+	for (size_t i = 0; i < b->n_peers; i++) {
+		const struct ferry_dht_bpcc_peer *p = &b->peers[i];
+
+		ferry_peer_id_to_string(&p->id, id);
+		printf("  %s: %" PRIu32 " waiting", id, p->depth);
+		if (p->flags & FERRY_DHT_BPCC_BLOCKED)
+			printf(", blocked %" PRIu32 " ms", p->blocked_ms);
+		if (p->flags & FERRY_DHT_BPCC_STALLED)
+			printf(", given up");
+		if (p->flags & FERRY_DHT_BPCC_HELD)
+			printf(", held");
+		printf("\n");
+	}
+}
+
 static void
 dht_status_print(const struct ferry_dht_status *st)
 {
@@ -572,6 +657,50 @@ dht_status_print(const struct ferry_dht_status *st)
 	for (size_t i = 0; i < st->n_buckets; i++)
 		printf("  bucket %3u: %u peers\n", st->buckets[i].prefix,
 		    st->buckets[i].entries);
+	if (st->cc != NULL)
+		dht_status_print_cc(st->cc);
+	if (st->bpcc != NULL)
+		dht_status_print_bpcc(st->bpcc);
+}
+
+static void
+dht_status_json_bpcc(struct json *j, const struct ferry_dht_bpcc *b)
+{
+	char id[FERRY_PEER_ID_STRLEN + 1];
+
+	json_key(j, "bpcc");
+	json_object_begin(j);
+	json_member_uint(j, "queue", b->queue);
+	json_member_uint(j, "block_max_ms", b->block_max_ms);
+	json_member_uint(j, "depth", b->depth);
+	json_member_uint(j, "blocked", b->blocked);
+	json_member_uint(j, "held", b->held);
+	json_member_uint(j, "holds", b->holds);
+	json_member_uint(j, "releases", b->releases);
+	json_member_uint(j, "block_timeouts", b->block_timeouts);
+	json_member_uint(j, "failed_over", b->failed_over);
+	json_member_uint(j, "fails", b->fails);
+	json_member_uint(j, "overflow", b->overflow);
+	json_key(j, "peers");
+	json_array_begin(j);
+	for (size_t i = 0; i < b->n_peers; i++) {
+		const struct ferry_dht_bpcc_peer *p = &b->peers[i];
+
+		ferry_peer_id_to_string(&p->id, id);
+		json_object_begin(j);
+		json_member_string(j, "id", id);
+		json_member_uint(j, "depth", p->depth);
+		json_member_uint(j, "blocked_ms", p->blocked_ms);
+		json_member_bool(j, "blocked",
+		    (p->flags & FERRY_DHT_BPCC_BLOCKED) != 0);
+		json_member_bool(j, "given_up",
+		    (p->flags & FERRY_DHT_BPCC_STALLED) != 0);
+		json_member_bool(j, "held",
+		    (p->flags & FERRY_DHT_BPCC_HELD) != 0);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
 }
 
 static void
@@ -589,6 +718,8 @@ dht_status_json(const struct ferry_dht_status *st)
 	json_member_uint(&j, "blocks", st->blocks);
 	json_member_uint(&j, "bytes", st->bytes);
 	json_member_uint(&j, "quota", st->quota);
+	if (st->cc != NULL)
+		dht_status_json_cc(&j, st->cc);
 	json_key(&j, "buckets");
 	json_array_begin(&j);
 	for (size_t i = 0; i < st->n_buckets; i++) {
@@ -598,6 +729,8 @@ dht_status_json(const struct ferry_dht_status *st)
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	if (st->bpcc != NULL)
+		dht_status_json_bpcc(&j, st->bpcc);
 	json_object_end(&j);
 }
 

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -116,33 +115,16 @@ static int
 identity_read(const char *path, uint8_t seed[32])
 {
 	uint8_t file[IDENTITY_FILE_LEN + 1];
-	struct stat st;
+	char why[4096 + 160];
 	ssize_t n;
 	int fd, r = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = log_err_errno(-errno, "cannot stat %s", path);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		log_err("%s is not a regular file", path);
-		r = -EINVAL;
-		goto out;
-	}
-	if ((st.st_mode & 0077) != 0) {
-		log_err("%s has mode %04o; the identity key must not be accessible to group or others (chmod 600 %s)",
-		    path, (unsigned)(st.st_mode & 07777), path);
-		r = -EPERM;
-		goto out;
-	}
-	if (st.st_uid != geteuid()) {
-		log_err("%s is owned by uid %lu, not by this user (uid %lu)",
-		    path, (unsigned long)st.st_uid,
-		    (unsigned long)geteuid());
-		r = -EPERM;
+	r = fs_check_private(fd, path, "the identity key", why, sizeof(why));
+	if (r < 0) {
+		log_err("%s", why);
 		goto out;
 	}
 	n = read(fd, file, sizeof(file));
@@ -177,7 +159,7 @@ identity_load(const char *state_dir, struct identity **ret)
 		r = identity_read(path, seed);
 		if (r == 0)
 			log_notice("created a new identity key in %s", path);
-	} else if (r < 0 && r != -EPERM && r != -EBADMSG && r != -EINVAL) {
+	} else if (r < 0 && r != -EPERM && r != -EBADMSG) {
 		log_err_errno(r, "cannot open %s", path);
 	}
 	if (r < 0)

@@ -5,12 +5,15 @@
  * dht_route.c, answers in dht_answer.c, our own requests in dht_ops.c.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/identity.h"
+#include "dht/dht_cscc.h"
 #define LOG_TAG "dht"
 #include "lib/log.h"
 #include "lib/map.h"
@@ -37,6 +40,12 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->origin_quota = 256u * 1024 * 1024;
 	ret->spare_links = 8;
 	ret->link_grace_us = 60u * 1000 * 1000;
+	/* For now: the experiments of issue 14 choose. */
+	ret->congestion = DHT_CC_NONE;
+	ret->cc_queue = 1024;
+	dht_cscc_cfg_default(&ret->cscc);
+	ret->bpcc_queue = DHT_BPCC_QUEUE_DEFAULT;
+	ret->bpcc_block_max_us = DHT_BPCC_BLOCK_MAX_DEFAULT_US;
 }
 
 static bool
@@ -47,7 +56,11 @@ dht_cfg_valid(const struct dht_cfg *c)
 	    c->hops_max <= DHTMSG_HOPS_MAX && c->max_block >= 1 &&
 	    c->max_block <= DHTMSG_BLOCK_MAX && c->timeout_us > 0 &&
 	    c->path_max > 0 && c->max_fails >= 1 &&
-	    c->spare_links <= DHT_SPARE_LINKS_MAX;
+	    c->spare_links <= DHT_SPARE_LINKS_MAX &&
+	    (unsigned)c->congestion < DHT_CC_COUNT &&
+	    c->cc_queue <= DHT_CC_QUEUE_MAX && dht_cscc_cfg_valid(&c->cscc) &&
+	    c->bpcc_queue >= 1 && c->bpcc_queue <= DHT_BPCC_QUEUE_MAX &&
+	    c->bpcc_block_max_us > 0;
 }
 
 static int
@@ -64,7 +77,11 @@ dht_counters_bind(struct dht *d)
 		C(rate_limited), C(completed), C(hops_total), C(retries),
 		C(origin_refused), C(rate_fails), C(rate_fails_held),
 		C(receipts_implausible), C(entries_failed),
-		C(answers_in_direct), C(answers_in_routed),
+		C(answers_in_direct), C(answers_in_routed), C(acks_sent),
+		C(cc_drops), C(cc_duplicates), C(cc_waiting), C(cc_refused),
+		C(cscc_credits), C(cscc_ssthresh), C(cscc_in_flight),
+		C(cscc_rtt_us), C(cscc_rto_us), C(cscc_acks), C(cscc_losses),
+		C(cscc_retransmits),
 #undef C
 	};
 
@@ -87,14 +104,15 @@ dht_new(const struct dht_env *env, const struct dht_cfg *cfg,
 	d->cfg = *cfg;
 	d->deadline_told_us = UINT64_MAX;
 	TAILQ_INIT(&d->ops);
-	ratelimit_init(&d->log_rl, 1.0, 5.0);
+	ratelog_init(&d->log, 1.0, 5.0);
 	dhtkey_from_peer(&env->ident->id, &d->self);
 	d->rt = rtable_new(&d->self, cfg->k, cfg->per_net);
 	d->paths = pathcache_new(cfg->path_max, cfg->path_ttl_us);
 	d->op_by_id = map_new();
 	if (d->rt == NULL || d->paths == NULL || d->op_by_id == NULL ||
 	    dht_limit_init(d) < 0 || dht_counters_bind(d) < 0 ||
-	    dht_links_new(d) < 0) {
+	    dht_links_new(d) < 0 || dht_bpcc_new(d) < 0 ||
+	    dht_cc_init(d) < 0) {
 		dht_free(d);
 		return -ENOMEM;
 	}
@@ -107,9 +125,12 @@ dht_free(struct dht *d)
 {
 	if (d == NULL)
 		return;
-	if (d->op_by_id != NULL)
+	d->cc.closing = true;
+	if (d->op_by_id != NULL && d->cc.scheme != NULL)
 		dht_ops_cancel_all(d);
+	dht_cc_done(d);
 	map_free(d->op_by_id);
+	dht_bpcc_free(d);
 	dht_limit_done(d);
 	dht_links_free(d);
 	pathcache_free(d->paths);
@@ -117,19 +138,32 @@ dht_free(struct dht *d)
 	free(d);
 }
 
+/* A line of dht_log_drop() into buf, through its rate limit: false if
+ * held back. */
+static bool dht_log_format(struct dht *d, char *buf, size_t size,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static bool
+dht_log_format(struct dht *d, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = ratelog_vformat(&d->log, dht_now(d), buf, size, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
 void
 dht_log_drop(struct dht *d, const struct dhtkey *peer, const char *what)
 {
-	char hex[2 * DHTKEY_LEN + 1];
+	char hex[2 * DHTKEY_LEN + 1], line[256];
 
-	if (!ratelimit_take(&d->log_rl, dht_now(d), 1.0)) {
-		d->log_suppressed++;
-		return;
-	}
 	dhtkey_hex(peer, hex);
-	log_info("peer %.16s: %s, dropped (%llu more such lines held back)",
-	    hex, what, (unsigned long long)d->log_suppressed);
-	d->log_suppressed = 0;
+	if (dht_log_format(d, line, sizeof(line), "peer %.16s: %s, dropped",
+	        hex, what))
+		log_info("%s", line);
 }
 
 uint64_t
@@ -167,6 +201,7 @@ dht_peer_down(struct dht *d, const struct dhtkey *peer)
 	 * for again that does not come counts as one). Routing skips it
 	 * while it is unlinked. */
 	dht_links_down(d, peer);
+	dht_cc_peer_down(d, peer);
 }
 
 /* What a next hop may not be, for rtable_closest_match. */
@@ -184,6 +219,8 @@ dht_hop_ok(void *cls, const struct rtable_entry *e)
 	for (size_t i = 0; i < f->n_avoid; i++)
 		if (dhtkey_equal(&e->id, &f->avoid[i]))
 			return false;
+	if (dht_bpcc_stalled(f->d, &e->id))
+		return false;
 	return f->d->env.linked(f->d->env.cls, &e->id);
 }
 
@@ -288,6 +325,7 @@ dht_tick(struct dht *d)
 	unsigned prefix;
 
 	dht_attempts_tick(d);
+	dht_cc_tick(d);
 	pathcache_expire(d->paths, now);
 	dht_links_tick(d);
 	/* One stale bucket a tick: a lookup of a random key in its range
@@ -326,6 +364,7 @@ dht_get_status(struct dht *d, struct dht_status *ret)
 	ret->quota = use.quota;
 	TAILQ_FOREACH(op, &d->ops, link)
 		ret->requests++;
+	dht_cc_status(d, &ret->cc);
 }
 
 int
@@ -344,6 +383,11 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.origin_quota = cfg->origin_quota;
 	d->cfg.spare_links = cfg->spare_links;
 	d->cfg.link_grace_us = cfg->link_grace_us;
+	/* The scheme and its constants need a restart; the bounds do not
+	 * (requests waiting beyond a smaller CC_QUEUE stay). */
+	d->cfg.cc_queue = cfg->cc_queue;
+	d->cfg.bpcc_queue = cfg->bpcc_queue;
+	d->cfg.bpcc_block_max_us = cfg->bpcc_block_max_us;
 	return 0;
 }
 

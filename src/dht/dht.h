@@ -101,9 +101,45 @@ struct dht_env {
 	 * the owner calls dht_tick() then, never from inside this call. May
 	 * be NULL: the periodic tick finds it, up to a tick late. */
 	void (*schedule)(void *cls, uint64_t at_us);
+	/* BPCC (dht_bpcc.h): stops reading messages from peer (hold true)
+	 * until called again with false, so that its sends to us back up
+	 * into its own queues; holding twice is holding once. 0 or a
+	 * negative errno (nothing changed). May be NULL: requests still
+	 * wait in the neighbour queues, and those over twice BPCC_QUEUE are
+	 * refused (a FAIL to their requester). The owner calls
+	 * dht_drained() when a send that said -EAGAIN may go again. */
+	int (*hold)(void *cls, const struct dhtkey *peer, bool hold);
 };
 
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
+#define DHT_CC_QUEUE_MAX    1000000 /* largest CC_QUEUE */
+#define DHT_CSCC_CREDITS_MAX 1000000 /* largest CSCC_MAX_CREDITS */
+
+/* The congestion control of requests ([dht] CONGESTION; seed 002,
+ * dht_cc.h). */
+enum dht_congestion {
+	DHT_CC_NONE, /* relays drop what their next hop's queue refuses */
+	DHT_CC_CSCC, /* a credit window at each requester (section 2.1) */
+	DHT_CC_BPCC, /* back-pressure, one queue per neighbour (2.2) */
+	DHT_CC_COUNT
+};
+
+/* A scheme's name as [dht] CONGESTION spells it ("none", "cscc",
+ * "bpcc"), "?" out of range. */
+const char *dht_congestion_name(enum dht_congestion c);
+
+/* CSCC's constants (seed 002, section 2.1), [dht] CSCC_*. */
+struct dht_cscc_cfg {
+	unsigned initial_credits; /* c at the start */
+	unsigned max_credits;     /* c never grows past it; the first
+				   * ssthresh */
+	unsigned loss_credits;    /* c after a loss: 5 */
+	double decrease;          /* ssthresh's factor on a loss: 0.8 */
+	double rtt_gain;          /* of a sample in RTT_est: 0.125 */
+	double err_gain;          /* of an error in err_est: 0.25 */
+	unsigned rto_err_factor;  /* RTO = RTT_est + this * err_est: 10 */
+	uint64_t initial_rto_us;  /* RTO before the first sample */
+};
 
 struct dht_cfg {
 	unsigned k;            /* bucket size, and FIND's default answer */
@@ -122,6 +158,14 @@ struct dht_cfg {
 				* limit */
 	unsigned spare_links;    /* surplus links kept (dht_links.c) */
 	uint64_t link_grace_us;  /* no link is dropped younger than this */
+	enum dht_congestion congestion; /* the scheme (needs a restart) */
+	unsigned cc_queue;       /* requests of ours that may wait for the
+				  * scheme to let them start */
+	struct dht_cscc_cfg cscc;
+	unsigned bpcc_queue;     /* requests one neighbour queue holds before
+				  * it holds their senders (BPCC_QUEUE) */
+	uint64_t bpcc_block_max_us; /* a queue blocked this long is given up
+				     * (BPCC_BLOCK_MAX) */
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -176,6 +220,9 @@ void dht_peer_down(struct dht *d, const struct dhtkey *peer);
 /* A DHT message (type FERRY_MSG_DHT_*) from a linked peer. */
 void dht_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
     const void *body, size_t len);
+/* A send to peer that said -EAGAIN may go again (the node below's queue
+ * to it has room): the requests waiting for it go on (BPCC). */
+void dht_drained(struct dht *d, const struct dhtkey *peer);
 /* Delivers answers kept while their requests were starting, times
  * requests out and refreshes buckets; call it every 100 ms or so, and
  * when the env's wake() asks. */
@@ -191,19 +238,28 @@ uint64_t dht_next_deadline_us(struct dht *d);
 /* Stores data (1 to max_block bytes) at replication peers (0: the
  * default) until expiry (in the future, or -EINVAL); done is called
  * once, never from inside the call. The key is BLAKE2b-256(data),
- * written to *ret_key. */
+ * written to *ret_key. This and the other requests below return
+ * -EAGAIN, and never call done, when the congestion control holds back
+ * as many requests as cfg.cc_queue already (dht_cc.h). */
 int dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key);
-/* Like dht_put(), but ends with status 0 once quorum (1 to replication;
- * 0: replication) of the replication peers sent receipts, not waiting
- * for the others: a put asked of more peers than it needs, so that one
- * slow or gone among the closest does not hold it up (the storage
- * layer's hedged and widened puts). The later receipts are not
+    unsigned replication, dht_done_fn *done, void *cls, struct dhtkey *ret_key);
+/* dht_put() of data whose key the caller has computed already
+ * (storage_seal() does, for every block of a file): the BLAKE2b pass
+ * over the block is not repeated. key must be dhtkey_of_block(data,
+ * len): this node stores what it is given under it when it is one of
+ * the storing peers, while the others check and refuse a wrong one. */
+int dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, dht_done_fn *done,
+    void *cls);
+/* Like dht_put_keyed(), but ends with status 0 once quorum (1 to
+ * replication; 0: replication) of the replication peers sent receipts,
+ * not waiting for the others: a put asked of more peers than it needs,
+ * so that one slow or gone among the closest does not hold it up (the
+ * storage layer's hedged and widened puts). The later receipts are not
  * counted. */
-int dht_put_quorum(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, unsigned quorum, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key);
+int dht_put_quorum(struct dht *d, const struct dhtkey *key, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, unsigned quorum,
+    dht_done_fn *done, void *cls);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);
@@ -229,6 +285,24 @@ const struct dhtkey *dht_self(const struct dht *d);
 /* The block store's figures, through the env (zeros without one). */
 void dht_store_usage(const struct dht *d, struct dht_store_usage *ret);
 
+/* The congestion control's state, for `ferry dht status`; the figures
+ * of a scheme that does not keep them are 0. */
+struct dht_cc_status {
+	enum dht_congestion scheme;
+	uint64_t waiting;     /* requests of ours waiting to start */
+	uint64_t in_flight;   /* requests of ours holding a credit (CSCC) */
+	double credits;       /* CSCC's c */
+	double ssthresh;
+	uint64_t rtt_us;      /* CSCC's RTT_est (0: no sample yet) */
+	uint64_t err_us;      /* its err_est */
+	uint64_t rto_us;      /* the timeout it gives a request */
+	uint64_t retransmits; /* attempts sent again for want of an ACK */
+	uint64_t losses;      /* losses CSCC reacted to */
+	uint64_t drops;       /* requests a full queue refused here */
+	uint64_t duplicates;  /* requests answered here more than once */
+	uint64_t refused;     /* requests of ours refused: cc_queue full */
+};
+
 /* What `ferry dht status` shows. */
 struct dht_status {
 	unsigned k;
@@ -239,9 +313,38 @@ struct dht_status {
 	uint64_t blocks; /* blocks stored here */
 	uint64_t bytes;
 	uint64_t quota;
-	size_t requests; /* our requests in flight */
+	size_t requests; /* our requests in flight, or waiting to start */
+	struct dht_cc_status cc; /* the congestion control's state */
 };
 void dht_get_status(struct dht *d, struct dht_status *ret);
+/* BPCC's state as a whole, for `ferry dht status` (dht_bpcc.c). */
+struct dht_bpcc_status {
+	bool on;                 /* CONGESTION = bpcc */
+	unsigned queue;          /* BPCC_QUEUE */
+	uint64_t block_max_us;   /* BPCC_BLOCK_MAX */
+	size_t queues;           /* neighbours with a queue */
+	size_t depth;            /* requests waiting in all of them */
+	size_t blocked;          /* queues whose neighbour refuses now */
+	size_t held;             /* neighbours we hold now */
+	uint64_t holds;          /* holds started, ever */
+	uint64_t releases;       /* and ended */
+	uint64_t block_timeouts; /* queues given up after BPCC_BLOCK_MAX */
+	uint64_t failed_over;    /* their requests sent to another hop */
+	uint64_t fails;          /* and answered FAIL instead */
+	uint64_t overflow;       /* refused: a queue at twice its bound */
+};
+/* One neighbour's queue. */
+struct dht_bpcc_peer {
+	struct dhtkey id;
+	unsigned depth;          /* requests waiting for it */
+	uint64_t blocked_us;     /* since its last send went, if blocked */
+	bool blocked;            /* its last send said -EAGAIN */
+	bool stalled;            /* given up at BPCC_BLOCK_MAX, until it drains */
+	bool held;               /* we hold it (its requests filled a queue) */
+};
+void dht_bpcc_get_status(struct dht *d, struct dht_bpcc_status *ret);
+/* Up to max neighbours' queues into ret, deepest first; how many. */
+size_t dht_bpcc_get_peers(struct dht *d, struct dht_bpcc_peer *ret, size_t max);
 /* Replaces the replication, timeouts, limits and link bounds (the
  * table's k and bounds need a restart). 0 or -EINVAL. */
 int dht_set_cfg(struct dht *d, const struct dht_cfg *cfg);

@@ -6,6 +6,8 @@
  * HELOs its request carried, so that the next answer goes straight).
  * Answers to our own requests are checked here: a block must hash to
  * its key, a receipt must be signed by the peer it names, for our PUT.
+ * An answer larger than DHTMSG_ACK_OVER goes behind an ACK, which the
+ * requester's congestion control takes (dht_cc.c).
  */
 #include "dht/dht_int.h"
 
@@ -27,15 +29,40 @@ dht_answer_init(const struct dht *d, const struct dhtmsg_req *req,
 	ret->hops = req->hops;
 }
 
+/* The ACK ahead of a's large answer, to the same peer: it overtakes the
+ * answer (a small message goes first, dhtnode_env.c), so that the
+ * requester learns that the request got through one round trip after
+ * it was sent, however long the answer takes to follow (seed 002,
+ * 2.1). */
+static void
+dht_answer_ack(struct dht *d, const struct dhtkey *to,
+    const struct dhtmsg_ans *a)
+{
+	struct dhtmsg_ans ack = *a;
+	struct buf out;
+
+	ack.type = FERRY_MSG_DHT_ACK;
+	buf_init(&out);
+	if (dhtmsg_ans_encode(&ack, &out) == 0 &&
+	    d->env.send(d->env.cls, to, ack.type, buf_head(&out),
+	        buf_size(&out)) == 0)
+		(*d->c.acks_sent)++;
+	buf_done(&out);
+}
+
+/* Sends a to to, and counts it; one of ours (ack_first) that is large
+ * goes behind an ACK. */
 static void
 dht_answer_transmit(struct dht *d, const struct dhtkey *to,
-    const struct dhtmsg_ans *a, uint64_t *counter)
+    const struct dhtmsg_ans *a, uint64_t *counter, bool ack_first)
 {
 	struct buf out;
 	int r;
 
 	buf_init(&out);
 	r = dhtmsg_ans_encode(a, &out);
+	if (r == 0 && ack_first && buf_size(&out) > DHTMSG_ACK_OVER)
+		dht_answer_ack(d, to, a);
 	if (r == 0)
 		r = d->env.send(d->env.cls, to, a->type, buf_head(&out),
 		    buf_size(&out));
@@ -62,7 +89,8 @@ dht_answer_send(struct dht *d, struct dhtmsg_ans *a,
 	}
 	if (d->env.linked(d->env.cls, &a->requester)) {
 		a->flags = 0;
-		dht_answer_transmit(d, &a->requester, a, d->c.answers_direct);
+		dht_answer_transmit(d, &a->requester, a, d->c.answers_direct,
+		    true);
 		return;
 	}
 	if (helo_len > 0)
@@ -73,7 +101,7 @@ dht_answer_send(struct dht *d, struct dhtmsg_ans *a,
 	}
 	a->flags = DHTMSG_F_ROUTED;
 	a->hops_left = (uint8_t)d->cfg.hops_max;
-	dht_answer_transmit(d, prev, a, d->c.answers_routed);
+	dht_answer_transmit(d, prev, a, d->c.answers_routed, true);
 }
 
 /* Someone else's answer that came to us on its way back. */
@@ -92,10 +120,11 @@ dht_answer_pass_back(struct dht *d, struct dhtmsg_ans *a)
 	/* The last hop may be linked to the requester: straight there. */
 	if (d->env.linked(d->env.cls, &a->requester)) {
 		a->flags = 0;
-		dht_answer_transmit(d, &a->requester, a, d->c.routed_back);
+		dht_answer_transmit(d, &a->requester, a, d->c.routed_back,
+		    false);
 		return;
 	}
-	dht_answer_transmit(d, &prev, a, d->c.routed_back);
+	dht_answer_transmit(d, &prev, a, d->c.routed_back, false);
 }
 
 /* Whether id is among the n of list. */
@@ -326,6 +355,9 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtkey *from,
 	struct dhtkey k;
 	size_t off = 0;
 
+	/* The congestion control's ACK first; an ACK alone ends there. */
+	if (dht_cc_answered(d, op, (unsigned)i, a))
+		return;
 	if (a->hops > op->hops)
 		op->hops = a->hops;
 	memset(&r, 0, sizeof(r));
@@ -399,7 +431,7 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 	}
 	/* Straight from the peer that answered, or back along the path
 	 * (ferry-protocol(7), "Routing"): what the requester sees of it. */
-	if (from != NULL)
+	if (from != NULL && type != FERRY_MSG_DHT_ACK)
 		(*(dhtkey_equal(from, &a.responder)
 		        ? d->c.answers_in_direct
 		        : d->c.answers_in_routed))++;

@@ -12,6 +12,7 @@
  * DHT_ATTEMPT_MIN_US. Everything here runs on the env's clock.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -80,6 +81,9 @@ dht_attempt_timeout(struct dht *d, const struct dht_op *op,
 	/* Nothing measured yet: the attempts share the request's time. */
 	if (t == 0)
 		t = d->cfg.timeout_us / DHT_ATTEMPTS_MAX;
+	/* The congestion control has the last word (CSCC's RTO, BPCC's
+	 * BLOCK_MAX), above the floor. */
+	t = dht_cc_timeout_us(d, op, t);
 	return t > DHT_ATTEMPT_MIN_US ? t : DHT_ATTEMPT_MIN_US;
 }
 
@@ -93,7 +97,9 @@ dht_attempt_of(const struct dht_op *op, uint64_t req_id)
 }
 
 /* A new attempt of op under a fresh request id, the latest: its index,
- * or -1 (none left, or no memory). */
+ * or -1 (none left, or no memory). The first's id is random with the
+ * low bits clear (no request of ours has it), the others' are it with
+ * their number there. */
 static int
 dht_attempt_add(struct dht *d, struct dht_op *op)
 {
@@ -101,9 +107,13 @@ dht_attempt_add(struct dht *d, struct dht_op *op)
 
 	if (i == DHT_ATTEMPTS_MAX)
 		return -1;
-	do
-		randombytes_buf(&op->ids[i], sizeof(op->ids[i]));
-	while (dht_op_find(d, op->ids[i]) != NULL);
+	if (i == 0)
+		do {
+			randombytes_buf(&op->ids[0], sizeof(op->ids[0]));
+			op->ids[0] &= ~(uint64_t)DHT_ATTEMPT_ID_BITS;
+		} while (dht_op_find(d, op->ids[0]) != NULL);
+	else
+		op->ids[i] = op->ids[0] | i;
 	if (map_put(d->op_by_id, &op->ids[i], sizeof(op->ids[i]), op) < 0)
 		return -1;
 	op->attempts++;
@@ -130,8 +140,9 @@ dht_attempt_answers(const struct dht_op *op)
 	return op->type == FERRY_MSG_DHT_PUT ? op->replication : 1;
 }
 
+/* The latest attempt of op waits its timeout from now. */
 static void
-dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
+dht_attempt_arm(struct dht *d, struct dht_op *op)
 {
 	unsigned i = op->attempts - 1;
 	uint64_t t =
@@ -146,6 +157,22 @@ dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
 		if (d->env.schedule != NULL)
 			d->env.schedule(d->env.cls, op->attempt_deadline_us);
 	}
+}
+
+/* The latest attempt of op went out now: the scheme hears of it, and
+ * it waits its timeout. */
+static void
+dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
+{
+	dht_cc_sent(d, op, op->attempts - 1);
+	dht_attempt_arm(d, op);
+}
+
+void
+dht_attempt_rearm(struct dht *d, struct dht_op *op)
+{
+	if (op->attempts > 0)
+		dht_attempt_arm(d, op);
 }
 
 /* Routes req as anyone's, we its first hop (which dht_forward records
@@ -164,37 +191,41 @@ dht_attempt_route_here(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 static bool dht_attempt_ask(struct dht *d, struct dht_op *op,
     const struct dhtkey *bad);
 
-void
-dht_attempt_first(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
+int
+dht_attempt_prepare(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 {
 	uint8_t helo[DHTMSG_HELO_MAX];
 
-	if (dht_attempt_add(d, op) < 0)
-		return;
-	req->req_id = op->req_id;
+	/* Each attempt sets its own req_id (dht_attempt_request). */
+	req->req_id = 0;
 	req->key = op->key;
 	req->requester = d->self;
 	req->hops_left = (uint8_t)d->cfg.hops_max;
 	req->helo_len = d->env.own_helo(d->env.cls, helo, sizeof(helo));
 	req->helo = helo;
-	/* Kept, to be sent again by the attempts after this one. */
-	if (dhtmsg_req_encode(req, &op->msg) < 0) {
+	return dhtmsg_req_encode(req, &op->msg);
+}
+
+static int dht_attempt_request(const struct dht_op *op, struct dhtmsg_req *ret);
+
+void
+dht_attempt_first(struct dht *d, struct dht_op *op)
+{
+	struct dhtmsg_req req;
+
+	/* dht_get_wide(): the holders directly, at once; routed as any
+	 * request when none is known. */
+	if (op->wide && dht_attempt_ask(d, op, NULL)) {
+		dht_attempt_set_deadline(d, op);
+		return;
+	}
+	if (dht_attempt_add(d, op) < 0)
+		return;
+	if (dht_attempt_request(op, &req) < 0) {
 		dht_attempt_drop(d, op);
 		return;
 	}
-	/* dht_get_wide(): the holders directly, at once; routed as any
-	 * request when none is known. */
-	if (op->wide) {
-		dht_attempt_drop(d, op);
-		if (dht_attempt_ask(d, op, NULL)) {
-			dht_attempt_set_deadline(d, op);
-			return;
-		}
-		if (dht_attempt_add(d, op) < 0)
-			return;
-		req->req_id = op->req_id;
-	}
-	dht_attempt_route_here(d, op, req);
+	dht_attempt_route_here(d, op, &req);
 	dht_attempt_set_deadline(d, op);
 }
 
@@ -240,7 +271,7 @@ dht_attempt_route(struct dht *d, struct dht_op *op)
 		r = dhtmsg_req_encode(&req, &out);
 	}
 	if (r == 0)
-		r = d->env.send(d->env.cls, &next, req.type, buf_head(&out),
+		r = dht_cc_forward(d, NULL, &next, req.type, buf_head(&out),
 		    buf_size(&out));
 	buf_done(&out);
 	if (r < 0) {
@@ -302,7 +333,7 @@ dht_attempt_ask(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 		for (size_t j = 0; j < n; j++) {
 			if ((bad != NULL && dhtkey_equal(&ids[j], bad)) ||
 			    dhtkey_equal(&ids[j], &d->self) ||
-			    d->env.send(d->env.cls, &ids[j], req.type,
+			    dht_cc_forward(d, NULL, &ids[j], req.type,
 			        buf_head(&out), buf_size(&out)) < 0)
 				continue;
 			asked++;
@@ -406,6 +437,9 @@ dht_attempts_tick(struct dht *d)
 
 	for (op = TAILQ_FIRST(&d->ops); op != NULL; op = next) {
 		next = TAILQ_NEXT(op, link);
+		/* Waiting to start: only its deadline counts. */
+		if (op->cc_waiting && now < op->deadline_us)
+			continue;
 		if (buf_size(&op->later) > 0) {
 			/* May finish op, and start others (at the tail). */
 			dht_answer_later(d, op);
@@ -423,6 +457,7 @@ dht_attempts_tick(struct dht *d)
 		 * left, the answers of those sent until the deadline. */
 		if (now >= op->attempt_deadline_us) {
 			dht_attempt_blame(d, op);
+			dht_cc_expired(d, op);
 			if (!dht_attempt_next(d, op, NULL))
 				op->attempt_deadline_us = op->deadline_us;
 		}

@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 #include "dht/dht.h"
+#include "dht/dht_cc.h"
 #include "dht/pathcache.h"
 #include "dht/rtable.h"
 #include "lib/buf.h"
@@ -18,6 +19,7 @@
 struct map;
 struct dht_links;
 struct dht_lru;
+struct dht_bpcc;
 
 #define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
 			      * kept (the least recently seen go) */
@@ -59,10 +61,31 @@ struct dht_counters {
 	uint64_t *completed;       /* our requests that succeeded */
 	uint64_t *hops_total;      /* the hops those took, summed */
 	uint64_t *retries;         /* our GETs asked again of the holders */
+	uint64_t *acks_sent;       /* ACKs sent ahead of large answers */
+	uint64_t *cc_drops;        /* requests a full queue refused */
+	uint64_t *cc_duplicates;   /* requests answered here again */
+	uint64_t *cc_waiting;      /* gauge: ours waiting to start */
+	uint64_t *cc_refused;      /* ours refused: CC_QUEUE was full */
+	uint64_t *cscc_credits;    /* gauge: c, whole credits */
+	uint64_t *cscc_ssthresh;   /* gauge: ssthresh, whole credits */
+	uint64_t *cscc_in_flight;  /* gauge: ours out, unacknowledged */
+	uint64_t *cscc_rtt_us;     /* gauge: RTT_est */
+	uint64_t *cscc_rto_us;     /* gauge: the timeout it gives */
+	uint64_t *cscc_acks;       /* ACKs taken */
+	uint64_t *cscc_losses;     /* losses taken */
+	uint64_t *cscc_retransmits; /* attempts sent again for want of an
+				     * ACK */
 };
 
 #define DHT_ATTEMPTS_MAX 4 /* tries of one request of ours, all within
 			    * REQUEST_TIMEOUT of its start */
+/* An attempt's req_id is its request's with the attempt's number in the
+ * low bits, so that a responsible peer can tell a request it answered
+ * before (dht.cc_duplicates) while the hops of an earlier path take the
+ * attempt for a new request. */
+#define DHT_ATTEMPT_ID_BITS 0x3u
+_Static_assert(DHT_ATTEMPTS_MAX <= DHT_ATTEMPT_ID_BITS + 1,
+    "attempt numbers fit in the low bits of req_id");
 
 /*
  * One request of ours. It is tried up to DHT_ATTEMPTS_MAX times, each
@@ -83,11 +106,16 @@ struct dht_counters {
  */
 struct dht_op {
 	TAILQ_ENTRY(dht_op) link; /* d->ops */
+	TAILQ_ENTRY(dht_op) wait_link; /* d->cc.wait, while cc_waiting */
+	bool cc_waiting;          /* not started: the scheme holds it */
+	bool cc_credit;           /* holds one of CSCC's credits */
+	bool cc_acked;            /* an ACK came (dht_cc_answered) */
 	uint64_t req_id;          /* the latest attempt's */
 	uint16_t type;            /* FERRY_MSG_DHT_PUT, _GET or _FIND */
 	struct dhtkey key;
-	uint64_t started_us;
-	uint64_t deadline_us;     /* REQUEST_TIMEOUT after the start */
+	uint64_t started_us;      /* when its first attempt went out */
+	uint64_t deadline_us;     /* REQUEST_TIMEOUT after it was asked
+				   * for (dht_put and friends) */
 	uint64_t attempt_deadline_us; /* when the latest attempt gives up */
 	dht_done_fn *done;
 	void *cls;
@@ -97,6 +125,7 @@ struct dht_op {
 				   * (dht_get_wide) */
 	unsigned attempts;        /* started so far */
 	uint64_t ids[DHT_ATTEMPTS_MAX];      /* each attempt's req_id */
+	uint64_t sent_us[DHT_ATTEMPTS_MAX];  /* when each went out */
 	unsigned waiting[DHT_ATTEMPTS_MAX];  /* answers each may still bring */
 	struct dhtkey hop[DHT_ATTEMPTS_MAX]; /* the neighbour it went to */
 	bool has_hop[DHT_ATTEMPTS_MAX];      /* (none: it ended here, or it
@@ -157,14 +186,16 @@ struct dht {
 				    * of (see dht_next_deadline_us) */
 	struct dht_counters c;
 	struct dht_links *links;   /* the links chosen (dht_links.c) */
-	struct ratelimit log_rl;   /* lines about peers' bad input */
-	uint64_t log_suppressed;   /* held back since the last one */
+	struct dht_cc cc;          /* congestion control (dht_cc.c) */
+	struct dht_bpcc *bpcc;     /* the neighbour queues (dht_bpcc.c) */
+	struct ratelog log;        /* lines about peers' bad input */
 };
 
 /* dht.c */
 /* Logs a drop a peer caused (a counter says how many there were), at
  * info level, a burst of 5 and then one a second, naming the peer and
- * how many lines were held back. */
+ * how many lines were held back since the last (lib/ratelimit.h's
+ * ratelog). */
 void dht_log_drop(struct dht *d, const struct dhtkey *peer,
     const char *what);
 /* The linked peer closest to key other than the n_avoid peers of avoid,
@@ -222,6 +253,11 @@ void dht_links_tick(struct dht *d);
 /* A request, from a peer or (from NULL) from us; body is its encoding. */
 void dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req);
+/* Routes again a request (fw: as dht_forward passed it on) that its next
+ * hop could not take (BPCC gave it up): to another hop, or it ends here,
+ * as if that hop were not there. */
+void dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw);
 
 /* dht_answer.c */
 /* Sends an answer toward a->requester: to ourselves, directly if linked,
@@ -255,10 +291,17 @@ void dht_ops_cancel_all(struct dht *d);
 void dht_ops_lookup(struct dht *d, const struct dhtkey *key);
 
 /* dht_attempt.c */
-/* Sends op's first attempt, req (with its fields but the header's set):
- * routed as anyone's request, we its first hop. */
-void dht_attempt_first(struct dht *d, struct dht_op *op,
+/* Encodes req (with its fields but the header's set) into op->msg, the
+ * request every attempt sends. 0, -EINVAL or -ENOMEM. */
+int dht_attempt_prepare(struct dht *d, struct dht_op *op,
     struct dhtmsg_req *req);
+/* Sends op's first attempt: routed as anyone's request, we its first
+ * hop (a wide GET asks the holders). op->attempts stays 0 if it could
+ * not be made (no memory). */
+void dht_attempt_first(struct dht *d, struct dht_op *op);
+/* The latest attempt of op waits its timeout from now (the scheme's
+ * may have changed: an ACK came). */
+void dht_attempt_rearm(struct dht *d, struct dht_op *op);
 /* The attempt of op that req_id names, or -1. */
 int dht_attempt_of(const struct dht_op *op, uint64_t req_id);
 /* Attempt i of op brought n of the answers it may bring (or, n = 0, all

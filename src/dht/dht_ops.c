@@ -38,6 +38,9 @@ dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r)
 	for (unsigned i = 0; i < op->attempts; i++)
 		(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));
 	TAILQ_REMOVE(&d->ops, op, link);
+	/* Its credit back, and those waiting for one start before the
+	 * callback asks for more. */
+	dht_cc_ended(d, op);
 	if (op->done != NULL)
 		op->done(op->cls, r);
 	buf_done(&op->later);
@@ -76,49 +79,67 @@ dht_op_new(struct dht *d, uint16_t type, const struct dhtkey *key,
 	op->cls = cls;
 	op->started_us = dht_now(d);
 	op->deadline_us = op->started_us + d->cfg.timeout_us;
+	op->attempt_deadline_us = UINT64_MAX; /* none until it starts */
 	op->fail_status = -ETIMEDOUT;
 	buf_init(&op->later);
 	buf_init(&op->msg);
 	TAILQ_INSERT_TAIL(&d->ops, op, link);
-	(*d->c.requests_out)++;
 	return op;
 }
 
-/* Starts op with req, or frees it: 0 or -ENOMEM. */
+/* Starts op with req, or queues it for the congestion control (which
+ * may refuse it, -EAGAIN), or frees it: 0 or a negative errno. */
 static int
 dht_op_start(struct dht *d, struct dht_op *op, struct dhtmsg_req *req)
 {
 	struct dht_result r;
+	int err = dht_attempt_prepare(d, op, req);
 
-	dht_attempt_first(d, op, req);
-	if (op->attempts > 0)
+	if (err == 0)
+		err = dht_cc_submit(d, op);
+	if (err == 0)
 		return 0;
-	/* Not even its first attempt could be made (no memory): it never
-	 * started, and nobody is called back. */
+	/* Never started: nobody is called back. */
 	op->done = NULL;
 	memset(&r, 0, sizeof(r));
-	r.status = -ENOMEM;
+	r.status = err;
 	dht_op_finish(d, op, &r);
-	return -ENOMEM;
+	return err;
 }
 
 int
 dht_put(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key)
+    unsigned replication, dht_done_fn *done, void *cls, struct dhtkey *ret_key)
 {
-	return dht_put_quorum(d, data, len, expiry, replication, 0, done, cls,
-	    ret_key);
+	struct dhtkey key;
+	int r;
+
+	if (data == NULL || len == 0)
+		return -EINVAL;
+	dhtkey_of_block(data, len, &key);
+	r = dht_put_keyed(d, &key, data, len, expiry, replication, done, cls);
+	if (r == 0)
+		*ret_key = key;
+	return r;
 }
 
 int
-dht_put_quorum(struct dht *d, const void *data, size_t len, uint64_t expiry,
-    unsigned replication, unsigned quorum, dht_done_fn *done, void *cls,
-    struct dhtkey *ret_key)
+dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, dht_done_fn *done,
+    void *cls)
+{
+	return dht_put_quorum(d, key, data, len, expiry, replication, 0, done,
+	    cls);
+}
+
+int
+dht_put_quorum(struct dht *d, const struct dhtkey *keyp, const void *data,
+    size_t len, uint64_t expiry, unsigned replication, unsigned quorum,
+    dht_done_fn *done, void *cls)
 {
 	struct dhtmsg_req req;
 	struct dht_op *op;
-	struct dhtkey key;
+	struct dhtkey key = *keyp;
 
 	if (replication == 0)
 		replication = d->cfg.replication;
@@ -128,7 +149,6 @@ dht_put_quorum(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	    replication > DHTMSG_REPL_MAX || quorum > replication ||
 	    done == NULL || expiry <= d->env.wall_s(d->env.cls))
 		return -EINVAL;
-	dhtkey_of_block(data, len, &key);
 	op = dht_op_new(d, FERRY_MSG_DHT_PUT, &key, done, cls);
 	if (op == NULL)
 		return -ENOMEM;
@@ -142,13 +162,11 @@ dht_put_quorum(struct dht *d, const void *data, size_t len, uint64_t expiry,
 	op->replication = replication;
 	op->quorum = quorum;
 	dhtmsg_put_hash(&key, &req.put, op->put_hash);
-	*ret_key = key;
 	return dht_op_start(d, op, &req);
 }
 
 int
-dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
-    void *cls)
+dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done, void *cls)
 {
 	struct dhtmsg_req req;
 	struct dht_op *op;

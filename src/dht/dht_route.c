@@ -13,6 +13,7 @@
  * never silence.
  */
 #include "dht/dht_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -119,12 +120,20 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	buf_init(&out);
 	r = dhtmsg_req_encode(&fw, &out);
 	if (r == 0)
-		r = d->env.send(d->env.cls, &next, fw.type, buf_head(&out),
+		r = dht_cc_forward(d, from, &next, fw.type, buf_head(&out),
 		    buf_size(&out));
 	buf_done(&out);
+	/* Someone else's request that the next hop's full queue refused
+	 * is dropped, as an IP router drops (seed 002, 2.1; counted in
+	 * dht.cc_drops): a FAIL would add to the load where it is too
+	 * high already, and the requester's attempt gives up. */
+	if (r == -EAGAIN && from != NULL)
+		return 0;
 	if (r < 0) {
-		/* A full queue or a link just gone: the requester hears of
-		 * it now rather than at its timeout. */
+		/* A link just gone, a queue that refused it for good
+		 * (BPCC's at its hard bound), or our own request's first
+		 * hop full: the requester hears of it now rather than at
+		 * its timeout, and tries another way. */
 		(*d->c.no_route)++;
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;
@@ -162,8 +171,10 @@ dht_route_get(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
 	struct dht_pending *p;
+	bool held = d->env.store_has(d->env.cls, &req->key);
 
-	if (d->env.store_has(d->env.cls, &req->key)) {
+	if (held) {
+		dht_cc_answering(d, req);
 		p = dht_pending_new(d, req, from);
 		if (p != NULL &&
 		    d->env.store_get(d->env.cls, &req->key, dht_got_block, p) ==
@@ -174,6 +185,8 @@ dht_route_get(struct dht *d, const struct dhtmsg_req *req,
 	}
 	if (dht_forward(d, req, from) == 0)
 		return;
+	if (!held)
+		dht_cc_answering(d, req);
 	(*d->c.not_found)++;
 	dht_fail(d, req, from, DHTMSG_NOT_FOUND);
 }
@@ -190,6 +203,7 @@ dht_route_find(struct dht *d, const struct dhtmsg_req *req,
 
 	if (dht_forward(d, req, from) == 0)
 		return;
+	dht_cc_answering(d, req);
 	n = dht_closest_with_self(d, &req->key, req->want, ids);
 	buf_init(&nodes);
 	for (size_t i = 0; i < n; i++) {
@@ -237,6 +251,7 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 {
 	struct dht_pending *p;
 
+	dht_cc_answering(d, req);
 	/* A block held already costs nothing more: a PUT again renews. */
 	if (!d->env.store_has(d->env.cls, &req->key) &&
 	    !dht_origin_charge(d, req->put.origin_pk, req->put.block_len)) {
@@ -259,16 +274,18 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 	}
 }
 
-/* Sends req one hop on, flagged flag (REPLICA or CANDIDATE), to each of
- * the n peers of ids but this node; how many it went to. The block is
- * encoded once for all of them. */
+/* Sends req (which came from from, NULL: ours) one hop on, flagged flag
+ * (REPLICA or CANDIDATE), to each of the n peers of ids but this node;
+ * how many it went to. The block is encoded once for all of them. */
 static unsigned
-dht_put_spread(struct dht *d, const struct dhtmsg_req *req, uint8_t flag,
-    const struct dhtkey *ids, size_t n)
+dht_put_spread(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from, uint8_t flag, const struct dhtkey *ids,
+    size_t n)
 {
 	struct dhtmsg_req rep = *req;
 	unsigned sent = 0;
 	struct buf out;
+	int r;
 
 	rep.flags = flag;
 	/* A replica goes no further; a candidate may have to go on. */
@@ -280,10 +297,13 @@ dht_put_spread(struct dht *d, const struct dhtmsg_req *req, uint8_t flag,
 		for (size_t i = 0; i < n; i++) {
 			if (dhtkey_equal(&ids[i], &d->self))
 				continue;
-			if (d->env.send(d->env.cls, &ids[i], rep.type,
-			        buf_head(&out), buf_size(&out)) < 0) {
-				/* The requester's count shows it. */
-				(*d->c.no_route)++;
+			r = dht_cc_forward(d, from, &ids[i], rep.type,
+			    buf_head(&out), buf_size(&out));
+			if (r < 0) {
+				/* The requester's count shows it (a full
+				 * queue's drop counts as such too). */
+				if (r != -EAGAIN)
+					(*d->c.no_route)++;
 				continue;
 			}
 			(*d->c.forwarded)++;
@@ -320,7 +340,7 @@ dht_place(struct dht *d, const struct dhtmsg_req *req,
 			dht_store(d, req, from);
 	/* Our own attempt still waits for replication answers: a peer may
 	 * come up meanwhile, for the next attempt to place it on. */
-	(void)dht_put_spread(d, req, DHTMSG_F_REPLICA, ids, n);
+	(void)dht_put_spread(d, req, from, DHTMSG_F_REPLICA, ids, n);
 }
 
 /*
@@ -435,7 +455,7 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		 * replication peers, each of which would answer it. */
 		if (!dht_put_checked(d, req, from))
 			return;
-		n = dht_put_spread(d, req, DHTMSG_F_CANDIDATE, ids, n);
+		n = dht_put_spread(d, req, from, DHTMSG_F_CANDIDATE, ids, n);
 		dht_put_expect(d, from, (unsigned)n);
 		if (n == 0) {
 			(*d->c.no_route)++;
@@ -447,6 +467,37 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 		return;
 	if (dht_put_checked(d, req, from))
 		dht_place(d, req, from);
+}
+
+/* Routes req by its type, its path recorded. */
+static void
+dht_route_by_type(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *req)
+{
+	switch (req->type) {
+	case FERRY_MSG_DHT_GET:
+		dht_route_get(d, req, from);
+		break;
+	case FERRY_MSG_DHT_FIND:
+		dht_route_find(d, req, from);
+		break;
+	default:
+		dht_route_put(d, req, from);
+		break;
+	}
+}
+
+void
+dht_route_resume(struct dht *d, const struct dhtkey *from,
+    const struct dhtmsg_req *fw)
+{
+	struct dhtmsg_req req = *fw;
+
+	/* As it came to us, before dht_forward passed it on. */
+	req.hops_left++;
+	if (req.hops > 0)
+		req.hops--;
+	dht_route_by_type(d, from, &req);
 }
 
 void
@@ -464,15 +515,5 @@ dht_route_request(struct dht *d, const struct dhtkey *from,
 		(*d->c.duplicates)++;
 		return;
 	}
-	switch (req->type) {
-	case FERRY_MSG_DHT_GET:
-		dht_route_get(d, req, from);
-		break;
-	case FERRY_MSG_DHT_FIND:
-		dht_route_find(d, req, from);
-		break;
-	default:
-		dht_route_put(d, req, from);
-		break;
-	}
+	dht_route_by_type(d, from, req);
 }

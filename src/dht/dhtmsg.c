@@ -34,7 +34,8 @@ bool
 dhtmsg_is_answer(uint16_t type)
 {
 	return type == FERRY_MSG_DHT_RECEIPT || type == FERRY_MSG_DHT_BLOCK ||
-	    type == FERRY_MSG_DHT_NODES || type == FERRY_MSG_DHT_FAIL;
+	    type == FERRY_MSG_DHT_NODES || type == FERRY_MSG_DHT_FAIL ||
+	    type == FERRY_MSG_DHT_ACK;
 }
 
 /* PUT's tail from p (len bytes left). */
@@ -239,6 +240,8 @@ dhtmsg_ans_tail(struct dhtmsg_ans *m, const uint8_t *p, size_t len)
 		m->nodes = p + 2;
 		m->nodes_len = len - 2;
 		return dhtmsg_nodes_check(m->nodes, m->nodes_len, m->count);
+	case FERRY_MSG_DHT_ACK:
+		return len == 0 ? 0 : -EBADMSG;
 	default: /* FAIL */
 		if (len != 2)
 			return -EBADMSG;
@@ -284,6 +287,8 @@ dhtmsg_ans_tail_size(const struct dhtmsg_ans *m)
 		return 4 + m->block_len;
 	case FERRY_MSG_DHT_NODES:
 		return 2 + m->nodes_len;
+	case FERRY_MSG_DHT_ACK:
+		return 0;
 	default:
 		return 2;
 	}
@@ -323,6 +328,8 @@ dhtmsg_ans_put_tail(const struct dhtmsg_ans *m, uint8_t *p)
 		wire_put16(p, m->count);
 		if (m->nodes_len > 0)
 			memcpy(p + 2, m->nodes, m->nodes_len);
+		break;
+	case FERRY_MSG_DHT_ACK:
 		break;
 	default:
 		wire_put16(p, m->code);

@@ -26,7 +26,7 @@
  *   PUT's sig: Ed25519 by origin_pk over "ferry dht put v1" NUL || key ||
  *   replication || expiry; key must be BLAKE2b-256(block).
  *
- * Answers (RECEIPT, BLOCK, NODES, FAIL), to the requester:
+ * Answers (RECEIPT, BLOCK, NODES, FAIL, ACK), to the requester:
  *    0 u8  version      DHTMSG_VERSION
  *    1 u8  flags        DHTMSG_F_ROUTED: travels back along the path
  *    2 u8  hops_left    0..DHTMSG_HOPS_MAX, for the way back
@@ -43,7 +43,9 @@
  *   BLOCK: u32 len (1..DHTMSG_BLOCK_MAX)  u8 block[len];
  *   NODES: u16 count (0..DHTMSG_FIND_MAX), then count times
  *        u8 id[32]  u16 helo_len (0..DHTMSG_HELO_MAX)  u8 helo[helo_len];
- *   FAIL:  u16 code (1..65535; enum dhtmsg_fail names those known).
+ *   FAIL:  u16 code (1..65535; enum dhtmsg_fail names those known);
+ *   ACK:   nothing: the request reached the peer that answers it, whose
+ *        answer, over DHTMSG_ACK_OVER bytes, follows (seed 002, 2.1).
  * put_hash is BLAKE2b-256 of key || replication || expiry || origin_pk
  * || sig: the signed request a receipt honours.
  */
@@ -76,6 +78,10 @@ struct identity;
 #define DHTMSG_ANS_FIXED  108
 #define DHTMSG_RECEIPT_SIZE (8 + 32 + FERRY_PUBKEY_LEN + FERRY_SIG_LEN)
 #define DHTMSG_HASH_LEN   32
+/* An answer whose body is larger is preceded by an ACK, so that the
+ * requester's congestion control times the request, not the answer's
+ * transfer (seed 002, section 2.1: small replies ride on the ACK). */
+#define DHTMSG_ACK_OVER   4096
 
 /* FAIL's codes. Any other non-zero code is valid on the wire (a relay
  * passes it back as it is, a requester takes it as a refusal), so that
@@ -123,7 +129,8 @@ struct dhtmsg_receipt {
 };
 
 struct dhtmsg_ans {
-	uint16_t type; /* FERRY_MSG_DHT_RECEIPT, _BLOCK, _NODES or _FAIL */
+	uint16_t type; /* FERRY_MSG_DHT_RECEIPT, _BLOCK, _NODES, _FAIL or
+			* _ACK */
 	uint8_t flags;
 	uint8_t hops_left;
 	uint8_t hops;

@@ -78,6 +78,20 @@ dhtnode_on_message(void *cls, const struct ferry_peer_id *peer,
 	dht_receive(n->dht, &k, type, data, len);
 }
 
+/* A send queue to peer has room again after refusing a message: BPCC's
+ * requests waiting for it go on. */
+static void
+dhtnode_on_drain(void *cls, const struct ferry_peer_id *peer,
+    enum core_class qclass)
+{
+	struct dhtnode *n = cls;
+	struct dhtkey k;
+
+	(void)qclass;
+	dhtkey_from_peer(peer, &k);
+	dht_drained(n->dht, &k);
+}
+
 static void
 dhtnode_save(struct dhtnode *n)
 {
@@ -179,6 +193,12 @@ dhtnode_open(struct dhtnode *n, const struct dhtnode_cfg *c)
 	dhtnode_counters_update(n);
 	/* Whom to link to is ours to say, unless LINK_POLICY = core. */
 	n->links_chosen = core_links_claim(n->core) == 0;
+	/* BPCC holds peers through an account of its own. */
+	if (c->dht.congestion == DHT_CC_BPCC) {
+		r = core_rx_account_new(n->core, &n->rx);
+		if (r < 0)
+			return r;
+	}
 	dhtnode_env_fill(n, &env);
 	r = dht_new(&env, &c->dht, &n->dht);
 	if (r < 0)
@@ -189,6 +209,9 @@ dhtnode_open(struct dhtnode *n, const struct dhtnode_cfg *c)
 		return r;
 	n->handler_set = true;
 	r = core_peer_subscribe(n->core, &n->peer_sub, dhtnode_on_peer, n);
+	if (r < 0)
+		return r;
+	r = core_drain_subscribe(n->core, &n->drain_sub, dhtnode_on_drain, n);
 	if (r < 0)
 		return r;
 	n->ev_tick = event_new(n->base, -1, EV_PERSIST, dhtnode_tick_cb, n);
@@ -254,6 +277,9 @@ dhtnode_reload(struct dhtnode *n, struct cfg *cfg)
 		return r;
 	if (!c.enable)
 		log_notice("[dht] ENABLE takes effect after a restart");
+	if (n->dht != NULL &&
+	    c.dht.congestion != dht_config(n->dht)->congestion)
+		log_notice("[dht] CONGESTION takes effect after a restart");
 	return dht_set_cfg(n->dht, &c.dht);
 }
 
@@ -265,6 +291,7 @@ dhtnode_free(struct dhtnode *n)
 	if (n->ev_tick != NULL)
 		event_free(n->ev_tick);
 	core_unsubscribe(&n->peer_sub);
+	core_unsubscribe(&n->drain_sub);
 	if (n->handler_set)
 		core_handler_unset(n->core, FERRY_MSG_DHT_MIN,
 		    FERRY_MSG_STORAGE_MIN - 1);
@@ -275,6 +302,8 @@ dhtnode_free(struct dhtnode *n)
 	n->store_closing = true;
 	store_free(n->store);
 	dht_free(n->dht);
+	/* After the DHT, which lets go of its holds through it. */
+	core_rx_account_free(n->rx);
 	free(n);
 }
 

@@ -2,9 +2,11 @@
 /* The [dht] section (see dhtnode.h), dht layer. */
 #define LOG_TAG "dht"
 #include "dht/dhtnode_int.h"
+#include "dht/dht_bpcc.h"
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/log.h"
 
@@ -32,6 +34,29 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "links this node asked for that neither its routing table nor a local client needs, kept before it drops them (down to half)" },
 	{ "dht", "LINK_GRACE", "60 s",
 	    "no link is dropped before it has been up and idle this long" },
+	{ "dht", "CONGESTION", "none",
+	    "congestion control for routed requests: none, cscc or bpcc" },
+	{ "dht", "CC_QUEUE", "1024",
+	    "requests of this daemon that wait for the congestion control to let them start; more are refused" },
+	{ "dht", "CSCC_INITIAL_CREDITS", "5",
+	    "CSCC: credits (requests out unacknowledged) at the start" },
+	{ "dht", "CSCC_MAX_CREDITS", "1000",
+	    "CSCC: the most credits, and the slow-start threshold at the start" },
+	{ "dht", "CSCC_LOSS_CREDITS", "5", "CSCC: credits after a loss" },
+	{ "dht", "CSCC_DECREASE", "0.8",
+	    "CSCC: factor of the slow-start threshold on a loss" },
+	{ "dht", "CSCC_RTT_GAIN", "0.125",
+	    "CSCC: weight of a round trip in the estimate" },
+	{ "dht", "CSCC_ERR_GAIN", "0.25",
+	    "CSCC: weight of a round trip's error in the error estimate" },
+	{ "dht", "CSCC_RTO_ERR_FACTOR", "10",
+	    "CSCC: the timeout is the round-trip estimate and this many error estimates" },
+	{ "dht", "CSCC_INITIAL_RTO", "1 s",
+	    "CSCC: the timeout before a round trip was measured" },
+	{ "dht", "BPCC_QUEUE", "25",
+	    "BPCC: requests waiting for one neighbour before the neighbours that send them are held" },
+	{ "dht", "BPCC_BLOCK_MAX", "4 s",
+	    "BPCC: a neighbour that takes no request for this long is given up on: its requests go another way" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -69,11 +94,85 @@ dhtnode_cfg_size(struct cfg *cfg, const char *key, uint64_t min,
 	return 0;
 }
 
+static int
+dhtnode_cfg_fraction(struct cfg *cfg, const char *key, double min,
+    double max, double *ret)
+{
+	if (cfg_get_fraction(cfg, "dht", key, min, max, ret) < 0) {
+		log_err("%s", cfg_error(cfg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+dhtnode_cfg_scheme(struct cfg *cfg, enum dht_congestion *ret)
+{
+	const char *v = cfg_get(cfg, "dht", "CONGESTION");
+
+	for (unsigned i = 0; v != NULL && i < DHT_CC_COUNT; i++)
+		if (strcasecmp(v, dht_congestion_name((enum dht_congestion)i)) == 0) {
+			*ret = (enum dht_congestion)i;
+			return 0;
+		}
+	(void)cfg_fail(cfg, "dht", "CONGESTION",
+	    "'%s' is not none, cscc or bpcc", v != NULL ? v : "");
+	log_err("%s", cfg_error(cfg));
+	return -EINVAL;
+}
+
+/* CONGESTION, CC_QUEUE and CSCC_* into c, each bad key logged. */
+static int
+dhtnode_cfg_cc(struct cfg *cfg, struct dht_cfg *c)
+{
+	struct dht_cscc_cfg *k = &c->cscc;
+	uint64_t v[5];
+	bool bad = false;
+
+	if (dhtnode_cfg_scheme(cfg, &c->congestion) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "CC_QUEUE", 0, DHT_CC_QUEUE_MAX, &v[0]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "CSCC_MAX_CREDITS", 1, DHT_CSCC_CREDITS_MAX,
+	        &v[1]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "CSCC_INITIAL_CREDITS", 1,
+	        DHT_CSCC_CREDITS_MAX, &v[2]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "CSCC_LOSS_CREDITS", 1, DHT_CSCC_CREDITS_MAX,
+	        &v[3]) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "CSCC_RTO_ERR_FACTOR", 0, 1000, &v[4]) < 0)
+		bad = true;
+	if (dhtnode_cfg_fraction(cfg, "CSCC_DECREASE", 0.01, 0.99,
+	        &k->decrease) < 0 ||
+	    dhtnode_cfg_fraction(cfg, "CSCC_RTT_GAIN", 0.001, 1,
+	        &k->rtt_gain) < 0 ||
+	    dhtnode_cfg_fraction(cfg, "CSCC_ERR_GAIN", 0.001, 1,
+	        &k->err_gain) < 0)
+		bad = true;
+	if (dhtnode_cfg_dur(cfg, "CSCC_INITIAL_RTO", &k->initial_rto_us) < 0)
+		bad = true;
+	if (bad)
+		return -EINVAL;
+	c->cc_queue = (unsigned)v[0];
+	k->max_credits = (unsigned)v[1];
+	k->initial_credits = (unsigned)v[2];
+	k->loss_credits = (unsigned)v[3];
+	k->rto_err_factor = (unsigned)v[4];
+	if (k->initial_credits > k->max_credits ||
+	    k->loss_credits > k->max_credits) {
+		log_err("[dht] CSCC_INITIAL_CREDITS and CSCC_LOSS_CREDITS may not exceed CSCC_MAX_CREDITS");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int
 dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
 	struct dhtnode_cfg c;
-	uint64_t v[6];
+	uint64_t v[7];
 	bool bad = false;
 
 	memset(&c, 0, sizeof(c));
@@ -111,6 +210,14 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 		bad = true;
 	if (dhtnode_cfg_dur(cfg, "LINK_GRACE", &c.dht.link_grace_us) < 0)
 		bad = true;
+	if (dhtnode_cfg_cc(cfg, &c.dht) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "BPCC_QUEUE", 1, DHT_BPCC_QUEUE_MAX, &v[6]) <
+	    0)
+		bad = true;
+	if (dhtnode_cfg_dur(cfg, "BPCC_BLOCK_MAX", &c.dht.bpcc_block_max_us) <
+	    0)
+		bad = true;
 	if (bad)
 		return -EINVAL;
 	c.dht.k = (unsigned)v[0];
@@ -119,6 +226,7 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 	c.dht.hops_max = (unsigned)v[3];
 	c.dht.request_rate = (unsigned)v[4];
 	c.dht.spare_links = (unsigned)v[5];
+	c.dht.bpcc_queue = (unsigned)v[6];
 	c.dht.max_block = (size_t)c.max_block;
 	*ret = c;
 	return 0;

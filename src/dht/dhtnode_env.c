@@ -18,8 +18,8 @@
 #include "lib/time.h"
 
 /* Requests and small answers overtake bulk data queued to the same
- * peer; blocks travel as bulk. */
-#define DHTNODE_CONTROL_MAX 4096
+ * peer; blocks travel as bulk, behind the ACK sent ahead of them. */
+#define DHTNODE_CONTROL_MAX DHTMSG_ACK_OVER
 
 static struct ferry_peer_id
 dhtnode_id(const struct dhtkey *k)
@@ -37,9 +37,18 @@ dhtnode_send(void *cls, const struct dhtkey *peer, uint16_t type,
 	struct dhtnode *n = cls;
 	struct ferry_peer_id id = dhtnode_id(peer);
 
-	return core_send_class(n->core, &id,
-	    len <= DHTNODE_CONTROL_MAX ? CORE_CLASS_CONTROL : CORE_CLASS_BULK,
-	    type, body, len);
+	enum core_class qclass =
+	    len <= DHTNODE_CONTROL_MAX ? CORE_CLASS_CONTROL : CORE_CLASS_BULK;
+	int r = core_send_class(n->core, &id, qclass, type, body, len);
+
+	/* An answer never waits for requests (BPCC, seed 002 section 3.3):
+	 * when requests fill the control class, it goes as bulk, which the
+	 * core serves however many requests wait. */
+	if (r == -EAGAIN && qclass == CORE_CLASS_CONTROL &&
+	    dhtmsg_is_answer(type))
+		r = core_send_class(n->core, &id, CORE_CLASS_BULK, type, body,
+		    len);
+	return r;
 }
 
 static bool
@@ -232,6 +241,16 @@ dhtnode_stat(void *cls, const char *name)
 	return p != NULL ? p : &n->sink;
 }
 
+/* BPCC: the core stops reading peer (dht_bpcc.c). */
+static int
+dhtnode_hold(void *cls, const struct dhtkey *peer, bool hold)
+{
+	struct dhtnode *n = cls;
+	struct ferry_peer_id id = dhtnode_id(peer);
+
+	return core_rx_account_hold(n->rx, &id, hold);
+}
+
 void
 dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 {
@@ -257,4 +276,6 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->wake = dhtnode_wake;
 	env->srtt_us = dhtnode_srtt;
 	env->schedule = dhtnode_schedule;
+	if (n->rx != NULL)
+		env->hold = dhtnode_hold;
 }

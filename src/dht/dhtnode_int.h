@@ -44,6 +44,8 @@ struct dhtnode {
 	struct event *ev_tick;   /* dht_tick, and saving the table */
 	uint64_t tick_at_us;     /* when it is due next (time_mono_us) */
 	struct core_sub peer_sub;
+	struct core_sub drain_sub;   /* BPCC: queues to peers with room */
+	struct core_rx_account *rx;  /* BPCC: the peers the DHT holds */
 	bool handler_set;
 	bool store_closing;      /* store_free() runs: no more calls */
 	bool links_chosen;       /* the core left links to us */

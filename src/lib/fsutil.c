@@ -188,3 +188,36 @@ out:
 	(void)close(fd);
 	return r;
 }
+
+int
+fs_check_private(int fd, const char *path, const char *what, char *why,
+    size_t size)
+{
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		(void)snprintf(why, size, "cannot stat %s: %s", path,
+		    strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		(void)snprintf(why, size, "%s is not a regular file, so not %s",
+		    path, what);
+		return -EBADMSG;
+	}
+	if ((st.st_mode & 0077) != 0) {
+		(void)snprintf(why, size,
+		    "%s has mode %04o; %s must not be accessible to group or others (chmod 600 %s)",
+		    path, (unsigned)(st.st_mode & 07777), what, path);
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid()) {
+		(void)snprintf(why, size,
+		    "%s is owned by uid %lu, not by this user (uid %lu)", path,
+		    (unsigned long)st.st_uid, (unsigned long)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}

@@ -21,6 +21,14 @@ int fs_fsync_path(const char *path, int flags);
  * (caller frees). -EFBIG if larger, -ENOENT if missing. */
 int fs_read_file(const char *path, size_t max, uint8_t **ret_data,
     size_t *ret_len);
+/* Checks that fd, open on path, may hold a secret of this user's (what
+ * names it in the reason, "the identity key"): a regular file (else
+ * -EBADMSG), with no permission bits for group or others and owned by
+ * the effective uid (else -EPERM); fstat's error as it is. On failure
+ * writes the reason, naming path, into why (size bytes) for the caller to
+ * log. */
+int fs_check_private(int fd, const char *path, const char *what, char *why,
+    size_t size);
 /* Joins dir and name into buf. -ENAMETOOLONG if it does not fit. */
 int fs_path_join(char *buf, size_t size, const char *dir, const char *name);
 

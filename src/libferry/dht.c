@@ -380,25 +380,129 @@ ferry_dht_status_free(struct ferry_dht_status *st)
 {
 	if (st == NULL)
 		return;
+	if (st->bpcc != NULL)
+		free(st->bpcc->peers);
+	free(st->bpcc);
+	free(st->cc);
 	free(st->buckets);
 	free(st);
 }
 
+/* The BPCC section (<ferry/proto.h>), len bytes at p, into st. 0,
+ * -EPROTO, -ENOMEM. */
+static int
+lf_dht_status_bpcc(struct ferry_dht_status *st, const uint8_t *p, size_t len)
+{
+	struct ferry_dht_bpcc *b;
+	size_t m;
+
+	if (len < FERRY_C_DHT_BPCC_FIXED || st->bpcc != NULL)
+		return -EPROTO;
+	m = wire_get16(p + 72);
+	if (len != FERRY_C_DHT_BPCC_FIXED + m * FERRY_C_DHT_BPCC_PEER_SIZE)
+		return -EPROTO;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return -ENOMEM;
+	st->bpcc = b;
+	b->peers = calloc(m > 0 ? m : 1, sizeof(*b->peers));
+	if (b->peers == NULL)
+		return -ENOMEM;
+	b->queue = wire_get32(p);
+	b->block_max_ms = wire_get32(p + 4);
+	b->depth = wire_get32(p + 8);
+	b->blocked = wire_get32(p + 12);
+	b->held = wire_get32(p + 16);
+	b->holds = wire_get64(p + 24);
+	b->releases = wire_get64(p + 32);
+	b->block_timeouts = wire_get64(p + 40);
+	b->failed_over = wire_get64(p + 48);
+	b->fails = wire_get64(p + 56);
+	b->overflow = wire_get64(p + 64);
+	b->n_peers = m;
+	p += FERRY_C_DHT_BPCC_FIXED;
+	for (size_t i = 0; i < m; i++, p += FERRY_C_DHT_BPCC_PEER_SIZE) {
+		memcpy(b->peers[i].id.bytes, p, FERRY_PEER_ID_LEN);
+		b->peers[i].depth = wire_get32(p + 32);
+		b->peers[i].blocked_ms = wire_get32(p + 36);
+		b->peers[i].flags = p[40];
+	}
+	return 0;
+}
+
+/* The congestion control's section (<ferry/proto.h>), len bytes at p,
+ * into st. 0, -EPROTO, -ENOMEM. */
+static int
+lf_dht_status_cc(struct ferry_dht_status *st, const uint8_t *p, size_t len)
+{
+	struct ferry_dht_cc *cc;
+
+	if (len != FERRY_C_DHT_CC_SIZE || st->cc != NULL)
+		return -EPROTO;
+	cc = calloc(1, sizeof(*cc));
+	if (cc == NULL)
+		return -ENOMEM;
+	st->cc = cc;
+	cc->scheme = p[0];
+	cc->waiting = wire_get32(p + 4);
+	cc->in_flight = wire_get32(p + 8);
+	cc->credits = wire_get32(p + 12) / 1000.0;
+	cc->ssthresh = wire_get32(p + 16) / 1000.0;
+	cc->rtt_us = wire_get32(p + 20);
+	cc->rto_us = wire_get32(p + 24);
+	cc->retransmits = wire_get64(p + 32);
+	cc->losses = wire_get64(p + 40);
+	cc->drops = wire_get64(p + 48);
+	cc->duplicates = wire_get64(p + 56);
+	cc->refused = wire_get64(p + 64);
+	return 0;
+}
+
+/* The sections after the buckets, len bytes at p: known kinds are read,
+ * others skipped. 0, -EPROTO (one runs past the frame), -ENOMEM. */
+static int
+lf_dht_status_sections(struct ferry_dht_status *st, const uint8_t *p,
+    size_t len)
+{
+	size_t off = 0, n;
+	int r;
+
+	while (off < len) {
+		if (len - off < FERRY_C_DHT_SECTION_HDR)
+			return -EPROTO;
+		n = wire_get16(p + off + 2);
+		if (len - off - FERRY_C_DHT_SECTION_HDR < n)
+			return -EPROTO;
+		r = 0;
+		if (wire_get16(p + off) == FERRY_C_DHT_SECTION_BPCC)
+			r = lf_dht_status_bpcc(st,
+			    p + off + FERRY_C_DHT_SECTION_HDR, n);
+		else if (wire_get16(p + off) == FERRY_C_DHT_SECTION_CC)
+			r = lf_dht_status_cc(st,
+			    p + off + FERRY_C_DHT_SECTION_HDR, n);
+		if (r < 0)
+			return r;
+		off += FERRY_C_DHT_SECTION_HDR + n;
+	}
+	return 0;
+}
+
 /* DHT_STATUS: 4 req_id  8 k  10 replication  12 entries  16 cached
  *   20 buckets_used  24 blocks  32 bytes  40 quota  48 n  50 reserved,
- *   then n times: prefix, entries */
+ *   then n times: prefix, entries; then sections (kind, len, bytes) */
 static int
 lf_dht_status_reply(void *ctx, const struct lf_frame *f)
 {
 	struct ferry_dht_status **ret = ctx, *st;
 	const uint8_t *p = f->p;
-	size_t n;
+	size_t n, off;
+	int r;
 
 	if (f->type != FERRY_C_DHT_STATUS ||
 	    f->size < FERRY_C_DHT_STATUS_FIXED || *ret != NULL)
 		return -EPROTO;
 	n = wire_get16(p + 48);
-	if (f->size != FERRY_C_DHT_STATUS_FIXED + n * FERRY_C_DHT_BUCKET_SIZE)
+	if (f->size < FERRY_C_DHT_STATUS_FIXED + n * FERRY_C_DHT_BUCKET_SIZE)
 		return -EPROTO;
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
@@ -422,6 +526,12 @@ lf_dht_status_reply(void *ctx, const struct lf_frame *f)
 		    i * FERRY_C_DHT_BUCKET_SIZE;
 		st->buckets[i].prefix = wire_get16(p);
 		st->buckets[i].entries = wire_get16(p + 2);
+	}
+	off = FERRY_C_DHT_STATUS_FIXED + n * FERRY_C_DHT_BUCKET_SIZE;
+	r = lf_dht_status_sections(st, f->p + off, f->size - off);
+	if (r < 0) {
+		ferry_dht_status_free(st);
+		return r;
 	}
 	*ret = st;
 	return 1;

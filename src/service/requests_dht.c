@@ -41,6 +41,9 @@ _Static_assert(FERRY_DHT_HASH_LEN == DHTMSG_HASH_LEN, "put_hash length");
 _Static_assert(FERRY_DHT_REPL_MAX == DHTMSG_REPL_MAX, "replication range");
 _Static_assert(FERRY_DHT_FIND_MAX == DHTMSG_FIND_MAX, "FIND range");
 _Static_assert(FERRY_DHT_BLOCK_MAX == DHTMSG_BLOCK_MAX, "block size");
+_Static_assert(FERRY_DHT_CC_NONE == DHT_CC_NONE &&
+        FERRY_DHT_CC_CSCC == DHT_CC_CSCC && FERRY_DHT_CC_BPCC == DHT_CC_BPCC,
+    "congestion schemes");
 
 /* One DHT request in flight. */
 struct requests_dht_op {
@@ -515,10 +518,100 @@ requests_dht_u32(size_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+static uint32_t
+requests_dht_u32_64(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The BPCC section of DHT_STATUS (<ferry/proto.h>): its size, and with p
+ * its bytes there; 0 when BPCC is off. peers holds n neighbours. */
+static size_t
+requests_dht_bpcc(struct dht *dht, const struct dht_bpcc_peer *peers, size_t n,
+    uint8_t *p)
+{
+	struct dht_bpcc_status st;
+	size_t len = FERRY_C_DHT_BPCC_FIXED + n * FERRY_C_DHT_BPCC_PEER_SIZE;
+
+	dht_bpcc_get_status(dht, &st);
+	if (!st.on)
+		return 0;
+	if (p == NULL)
+		return FERRY_C_DHT_SECTION_HDR + len;
+	memset(p, 0, FERRY_C_DHT_SECTION_HDR + len);
+	wire_put16(p, FERRY_C_DHT_SECTION_BPCC);
+	wire_put16(p + 2, (uint16_t)len);
+	p += FERRY_C_DHT_SECTION_HDR;
+	wire_put32(p, st.queue);
+	wire_put32(p + 4, requests_dht_u32_64(st.block_max_us / 1000));
+	wire_put32(p + 8, requests_dht_u32(st.depth));
+	wire_put32(p + 12, requests_dht_u32(st.blocked));
+	wire_put32(p + 16, requests_dht_u32(st.held));
+	wire_put64(p + 24, st.holds);
+	wire_put64(p + 32, st.releases);
+	wire_put64(p + 40, st.block_timeouts);
+	wire_put64(p + 48, st.failed_over);
+	wire_put64(p + 56, st.fails);
+	wire_put64(p + 64, st.overflow);
+	wire_put16(p + 72, (uint16_t)n);
+	p += FERRY_C_DHT_BPCC_FIXED;
+	for (size_t i = 0; i < n; i++, p += FERRY_C_DHT_BPCC_PEER_SIZE) {
+		const struct dht_bpcc_peer *v = &peers[i];
+
+		memcpy(p, v->id.b, DHTKEY_LEN);
+		wire_put32(p + 32, v->depth);
+		wire_put32(p + 36, requests_dht_u32_64(v->blocked_us / 1000));
+		p[40] = (uint8_t)((v->blocked ? FERRY_DHT_BPCC_BLOCKED : 0) |
+		    (v->stalled ? FERRY_DHT_BPCC_STALLED : 0) |
+		    (v->held ? FERRY_DHT_BPCC_HELD : 0));
+	}
+	return FERRY_C_DHT_SECTION_HDR + len;
+}
+
+/* A figure in a u32 field, in units of 1/scale, at most UINT32_MAX. */
+static uint32_t
+requests_dht_u32_of(double v, double scale)
+{
+	double x = v * scale;
+
+	return x >= (double)UINT32_MAX ? UINT32_MAX : x <= 0 ? 0 : (uint32_t)x;
+}
+
+/* The congestion control's section of DHT_STATUS (<ferry/proto.h>) at
+ * p; its size. */
+static size_t
+requests_dht_cc(struct dht *dht, uint8_t *p)
+{
+	struct dht_status st;
+	const struct dht_cc_status *cc = &st.cc;
+
+	if (p == NULL)
+		return FERRY_C_DHT_SECTION_HDR + FERRY_C_DHT_CC_SIZE;
+	dht_get_status(dht, &st);
+	memset(p, 0, FERRY_C_DHT_SECTION_HDR + FERRY_C_DHT_CC_SIZE);
+	wire_put16(p, FERRY_C_DHT_SECTION_CC);
+	wire_put16(p + 2, FERRY_C_DHT_CC_SIZE);
+	p += FERRY_C_DHT_SECTION_HDR;
+	p[0] = (uint8_t)cc->scheme;
+	wire_put32(p + 4, requests_dht_u32_64(cc->waiting));
+	wire_put32(p + 8, requests_dht_u32_64(cc->in_flight));
+	wire_put32(p + 12, requests_dht_u32_of(cc->credits, 1000));
+	wire_put32(p + 16, requests_dht_u32_of(cc->ssthresh, 1000));
+	wire_put32(p + 20, requests_dht_u32_64(cc->rtt_us));
+	wire_put32(p + 24, requests_dht_u32_64(cc->rto_us));
+	wire_put64(p + 32, cc->retransmits);
+	wire_put64(p + 40, cc->losses);
+	wire_put64(p + 48, cc->drops);
+	wire_put64(p + 56, cc->duplicates);
+	wire_put64(p + 64, cc->refused);
+	return FERRY_C_DHT_SECTION_HDR + FERRY_C_DHT_CC_SIZE;
+}
+
 /*
  * DHT_STATUS: 4 req_id  8 k  10 replication  12 entries  16 cached
  *   20 buckets_used  24 blocks  32 bytes  40 quota  48 n  50 reserved,
- *   then n times: prefix, entries (the buckets that hold any, in order)
+ *   then n times: prefix, entries (the buckets that hold any, in order),
+ *   then the sections (the congestion control's, BPCC's)
  */
 static int
 requests_dht_status(struct client *c, const struct msg_req *req)
@@ -528,11 +621,17 @@ requests_dht_status(struct client *c, const struct msg_req *req)
 	struct dht_store_usage use;
 	struct rtable_stats st;
 	const struct rtable *rt;
-	size_t n = 0, off = FERRY_C_DHT_STATUS_FIXED;
+	size_t n = 0, off = FERRY_C_DHT_STATUS_FIXED, n_bpcc, bpcc_len;
+	struct dht_bpcc_peer *bp;
 	uint8_t *p;
 
 	if (dht == NULL)
 		return requests_dht_refuse(c, req->req_id, -ENOTCONN);
+	bp = calloc(FERRY_C_DHT_BPCC_PEERS_MAX, sizeof(*bp));
+	if (bp == NULL)
+		return -ENOMEM;
+	n_bpcc = dht_bpcc_get_peers(dht, bp, FERRY_C_DHT_BPCC_PEERS_MAX);
+	bpcc_len = requests_dht_bpcc(dht, bp, n_bpcc, NULL);
 	rt = dht_rtable(dht);
 	memset(&b, 0, sizeof(b));
 	b.self = rtable_self(rt);
@@ -542,9 +641,12 @@ requests_dht_status(struct client *c, const struct msg_req *req)
 	for (size_t i = 0; i < DHTKEY_BITS; i++)
 		n += b.entries[i] != 0;
 	p = reply_frame(c, FERRY_C_DHT_STATUS,
-	    FERRY_C_DHT_STATUS_FIXED + n * FERRY_C_DHT_BUCKET_SIZE);
-	if (p == NULL)
+	    FERRY_C_DHT_STATUS_FIXED + n * FERRY_C_DHT_BUCKET_SIZE +
+	        requests_dht_cc(dht, NULL) + bpcc_len);
+	if (p == NULL) {
+		free(bp);
 		return -ENOMEM;
+	}
 	wire_put32(p + 4, req->req_id);
 	wire_put16(p + 8, (uint16_t)rtable_k(rt));
 	wire_put16(p + 10, (uint16_t)dht_config(dht)->replication);
@@ -563,6 +665,11 @@ requests_dht_status(struct client *c, const struct msg_req *req)
 		wire_put16(p + off + 2, b.entries[i]);
 		off += FERRY_C_DHT_BUCKET_SIZE;
 	}
+	/* Sections after the buckets: the congestion control's, and BPCC's
+	 * when it runs. */
+	off += requests_dht_cc(dht, p + off);
+	(void)requests_dht_bpcc(dht, bp, n_bpcc, p + off);
+	free(bp);
 	return 0;
 }
 

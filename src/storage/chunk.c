@@ -202,10 +202,10 @@ chunk_open_data(struct aead *a, const uint8_t ad[CHUNK_AD_LEN],
 	return r;
 }
 
-int
-storage_open(const struct storage_ref *ref, enum storage_kind kind,
+static int
+chunk_open(const struct storage_ref *ref, enum storage_kind kind,
     const uint8_t *sealed, size_t sealed_len, uint8_t *plain, size_t plain_size,
-    size_t *plain_len)
+    size_t *plain_len, bool check_hash)
 {
 	uint8_t ad[CHUNK_AD_LEN], none;
 	struct dhtkey got;
@@ -218,9 +218,11 @@ storage_open(const struct storage_ref *ref, enum storage_kind kind,
 		return -EINVAL;
 	if (sealed_len < STORAGE_SEAL_OVERHEAD || sealed_len > INT_MAX)
 		return -EBADMSG;
-	dhtkey_of_block(sealed, sealed_len, &got);
-	if (!dhtkey_equal(&got, &ref->block))
-		return -EBADMSG;
+	if (check_hash) {
+		dhtkey_of_block(sealed, sealed_len, &got);
+		if (!dhtkey_equal(&got, &ref->block))
+			return -EBADMSG;
+	}
 	if (sealed[0] != STORAGE_CIPHER_AESGCM &&
 	    sealed[0] != STORAGE_CIPHER_CHACHA20)
 		return -EPROTO;
@@ -252,4 +254,22 @@ storage_open(const struct storage_ref *ref, enum storage_kind kind,
 	if (plain_len != NULL)
 		*plain_len = len;
 	return 0;
+}
+
+int
+storage_open(const struct storage_ref *ref, enum storage_kind kind,
+    const uint8_t *sealed, size_t sealed_len, uint8_t *plain, size_t plain_size,
+    size_t *plain_len)
+{
+	return chunk_open(ref, kind, sealed, sealed_len, plain, plain_size,
+	    plain_len, true);
+}
+
+int
+storage_open_hashed(const struct storage_ref *ref, enum storage_kind kind,
+    const uint8_t *sealed, size_t sealed_len, uint8_t *plain, size_t plain_size,
+    size_t *plain_len)
+{
+	return chunk_open(ref, kind, sealed, sealed_len, plain, plain_size,
+	    plain_len, false);
 }

@@ -29,7 +29,7 @@ static int
 secret_read(const char *path, uint8_t secret[STORAGE_SECRET_LEN])
 {
 	uint8_t file[STORAGE_SECRET_LEN + 1];
-	struct stat st;
+	char why[PATH_MAX + 160];
 	ssize_t n;
 	int fd, r = 0;
 
@@ -44,27 +44,10 @@ secret_read(const char *path, uint8_t secret[STORAGE_SECRET_LEN])
 			log_err_errno(r, "cannot open %s", path);
 		return r;
 	}
-	if (fstat(fd, &st) < 0) {
-		r = log_err_errno(-errno, "cannot stat %s", path);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		log_err("%s is not a regular file, so not a convergence secret",
-		    path);
-		r = -EBADMSG;
-		goto out;
-	}
-	if ((st.st_mode & 0077) != 0) {
-		log_err(
-		    "%s has mode %04o; the convergence secret must not be accessible to group or others (chmod 600 %s)",
-		    path, (unsigned)(st.st_mode & 07777), path);
-		r = -EPERM;
-		goto out;
-	}
-	if (st.st_uid != geteuid()) {
-		log_err("%s is owned by uid %lu, not by this user (uid %lu)",
-		    path, (unsigned long)st.st_uid, (unsigned long)geteuid());
-		r = -EPERM;
+	r = fs_check_private(fd, path, "the convergence secret", why,
+	    sizeof(why));
+	if (r < 0) {
+		log_err("%s", why);
 		goto out;
 	}
 	n = read(fd, file, sizeof(file));

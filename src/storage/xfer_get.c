@@ -277,7 +277,8 @@ xfer_get_open_run(struct xfer_job *job)
 		job->status = -ENOMEM;
 		return;
 	}
-	r = storage_open(&f->ref,
+	/* dht_get() checked the block against f->ref.block. */
+	r = storage_open_hashed(&f->ref,
 	    f->node ? STORAGE_KIND_NODE : STORAGE_KIND_DATA, f->sealed,
 	    f->sealed_len, f->plain, size, &f->plain_len);
 	free(f->sealed);

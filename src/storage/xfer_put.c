@@ -444,7 +444,6 @@ xfer_put_ask(struct xfer_task *t, struct xfer_block *b, bool hedge)
 	unsigned missing = b->n_holders < p->want ? p->want - b->n_holders : 1;
 	unsigned repl = p->want, quorum = p->want;
 	struct xfer_attempt *a;
-	struct dhtkey key;
 	int r;
 
 	if (hedge || (b->tries == 0 && time_mono_us() < p->wide_until))
@@ -457,8 +456,9 @@ xfer_put_ask(struct xfer_task *t, struct xfer_block *b, bool hedge)
 	if (a == NULL)
 		return -ENOMEM;
 	a->hedge = hedge;
-	r = dht_put_quorum(t->x->dht, b->data, b->len, p->expiry, repl, quorum,
-	    xfer_put_block_done, a, &key);
+	/* The key is the sealed block's, computed when it was sealed. */
+	r = dht_put_quorum(t->x->dht, &b->key, b->data, b->len, p->expiry, repl,
+	    quorum, xfer_put_block_done, a);
 	if (r < 0) {
 		struct xfer_attempt gone;
 

@@ -5,8 +5,10 @@
  * get` of it on another, on 4 and on 16 real daemons, with one block in
  * flight ([storage] MAX_IN_FLIGHT = 1) and with the adaptive window; MB/s
  * of each, and the peak resident memory of the two ferry commands and of
- * the daemons. Medians of -r runs, each with a file of its own, on a
- * network started afresh for each setting. A program, not a test.
+ * the daemons, and the CPU time all processes spent per GiB (a figure
+ * that holds on a loaded machine, where the rates do not). Medians of -r
+ * runs, each with a file of its own, on a network started afresh for
+ * each setting. A program, not a test.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,12 +42,18 @@ struct xb_opts {
 	unsigned nets[XB_MAX_SET], n_nets;
 	unsigned modes[XB_MAX_SET], n_modes;
 	uint64_t size;
+	char transport[16]; /* -t: one of them */
 };
 
 /* One run's figures. */
 struct xb_run {
 	double put_mbs, get_mbs;
 	double put_cli_kib, get_cli_kib, daemon_kib;
+	double put_cpu, get_cpu; /* CPU seconds of every process per GiB */
+	/* of the putting daemon and its ferry command alone, and of the
+	 * getting ones: what the ends would spend with the storing peers on
+	 * other machines (each end stores its share of the blocks too) */
+	double put_end_cpu, get_end_cpu;
 };
 
 static int
@@ -119,11 +127,25 @@ fail:
 	return NULL;
 }
 
+/* The CPU seconds the n daemons have used so far. */
+static double
+xb_daemons_cpu(struct harness_daemon **d, unsigned n)
+{
+	double sum = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		double s = procstat_cpu_s(d[i]->pid);
+
+		sum += s > 0 ? s : 0;
+	}
+	return sum;
+}
+
 /* Runs ferry with argv on d; its output (the last line) into out, its
- * peak RSS in KiB. Exit status. */
+ * peak RSS in KiB, its CPU seconds. Exit status. */
 static int
 xb_cli(struct harness_daemon *d, const char *const *args, char *out,
-    size_t size, double *ret_kib, double *ret_s)
+    size_t size, double *ret_kib, double *ret_s, double *ret_cpu)
 {
 	const char *argv[12] = { harness_cli_path(), "--socket", d->socket };
 	uint64_t t0 = bench_now_ns();
@@ -155,6 +177,8 @@ xb_cli(struct harness_daemon *d, const char *const *args, char *out,
 		return -ECHILD;
 	*ret_s = (double)(bench_now_ns() - t0) / 1e9;
 	*ret_kib = (double)ru.ru_maxrss;
+	*ret_cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
@@ -173,7 +197,7 @@ xb_net(const struct xb_opts *xo, struct dbnet *net, unsigned n, unsigned mode)
 	(void)snprintf(cfg, sizeof(cfg),
 	    "[dht]\nQUOTA = 64 GiB\nORIGIN_QUOTA = 0\n%s%s", flight,
 	    xo->o.extra_cfg != NULL ? xo->o.extra_cfg : "");
-	return dbnet_start(net, "bench-xfer", n, "udp", 0, cfg, 60000);
+	return dbnet_start(net, "bench-xfer", n, xo->transport, 0, cfg, 60000);
 }
 
 static int
@@ -181,22 +205,32 @@ xb_one(const struct xb_opts *xo, struct harness *h, struct harness_daemon **d,
     unsigned n, unsigned run, struct xb_run *ret)
 {
 	char out[4096], uri[512], *file = xb_file(h, xo->size, run), *got;
-	double secs, kib;
+	double secs, kib, cli_cpu, cpu0, end0;
+	double gib = (double)xo->size / (1u << 30);
 	int r;
 
 	if (file == NULL || asprintf(&got, "%s.got", file) < 0)
 		return -ENOMEM;
+	cpu0 = xb_daemons_cpu(d, n);
+	end0 = procstat_cpu_s(d[0]->pid);
 	r = xb_cli(d[0], (const char *[]){ "put", file, NULL }, out,
-	    sizeof(out), &kib, &secs);
+	    sizeof(out), &kib, &secs, &cli_cpu);
 	ret->put_mbs = (double)xo->size / 1e6 / secs;
 	ret->put_cli_kib = kib;
+	ret->put_cpu = (xb_daemons_cpu(d, n) - cpu0 + cli_cpu) / gib;
+	ret->put_end_cpu = (procstat_cpu_s(d[0]->pid) - end0 + cli_cpu) / gib;
 	(void)snprintf(uri, sizeof(uri), "%.*s", (int)strcspn(out, "\n"), out);
+	cpu0 = xb_daemons_cpu(d, n);
+	end0 = procstat_cpu_s(d[n - 1]->pid);
 	if (r == 0)
 		r = xb_cli(d[n - 1],
 		    (const char *[]){ "get", uri, "-o", got, NULL }, out,
-		    sizeof(out), &kib, &secs);
+		    sizeof(out), &kib, &secs, &cli_cpu);
 	ret->get_mbs = (double)xo->size / 1e6 / secs;
 	ret->get_cli_kib = kib;
+	ret->get_cpu = (xb_daemons_cpu(d, n) - cpu0 + cli_cpu) / gib;
+	ret->get_end_cpu =
+	    (procstat_cpu_s(d[n - 1]->pid) - end0 + cli_cpu) / gib;
 	ret->daemon_kib = 0;
 	for (unsigned i = 0; i < n; i++) {
 		double k = (double)procstat_kib(d[i]->pid, "VmHWM");
@@ -237,19 +271,29 @@ main(int argc, char **argv)
 	bench_opts_parse(&xo.o, argc, argv, "N:s:m:", xb_opt, &xo, xb_usage);
 	if (xo.o.quick && xo.size == 1024ull << 20)
 		xo.size = 64ull << 20;
+	/* One transport: UDP unless -t names another (the first listed). */
+	(void)snprintf(xo.transport, sizeof(xo.transport), "%.*s",
+	    strcmp(xo.o.transports, "udp,tcp") == 0
+	        ? 3
+	        : (int)strcspn(xo.o.transports, ","),
+	    xo.o.transports);
 	csv = bench_csv_open(&xo.o, "xfer.csv",
-	    "daemons,max_in_flight,run,put_mbs,get_mbs,put_cli_kib,"
-	    "get_cli_kib,daemon_kib");
+	    "transport,daemons,max_in_flight,run,put_mbs,get_mbs,put_cli_kib,"
+	    "get_cli_kib,daemon_kib,put_cpu_s_gib,get_cpu_s_gib,put_end_cpu_s_gib,"
+	    "get_end_cpu_s_gib");
 	if (csv == NULL)
 		return 1;
-	printf(
-	    "%llu MiB, medians of %u runs\n"
-	    "daemons  in flight   put MB/s  get MB/s   RSS put/get/daemon MiB\n",
-	    (unsigned long long)(xo.size >> 20), xo.o.reps);
+	printf("%llu MiB over %s, medians of %u runs; CPU: seconds per GiB "
+	       "of all processes (all) and of the putting or getting daemon "
+	       "and command (end)\n"
+	       "daemons  in flight   put MB/s  get MB/s   CPU put all/end  "
+	       "get all/end   RSS put/get/daemon MiB\n",
+	    (unsigned long long)(xo.size >> 20), xo.transport, xo.o.reps);
 	for (unsigned ni = 0; ni < xo.n_nets; ni++)
 		for (unsigned mi = 0; mi < xo.n_modes; mi++) {
 			unsigned n = xo.nets[ni], mode = xo.modes[mi];
 			double put[16], get[16], pk[16], gk[16], dk[16];
+			double pc[16], gc[16], pe[16], ge[16];
 			struct xb_run r;
 			unsigned runs = 0;
 
@@ -265,9 +309,16 @@ main(int argc, char **argv)
 					break;
 				}
 				fprintf(csv,
-				    "%u,%u,%u,%.1f,%.1f,%.0f,%.0f,%.0f\n", n,
-				    mode, k, r.put_mbs, r.get_mbs,
-				    r.put_cli_kib, r.get_cli_kib, r.daemon_kib);
+				    "%s,%u,%u,%u,%.1f,%.1f,%.0f,%.0f,%.0f,%.2f,"
+				    "%.2f,%.2f,%.2f\n",
+				    xo.transport, n, mode, k, r.put_mbs,
+				    r.get_mbs, r.put_cli_kib, r.get_cli_kib,
+				    r.daemon_kib, r.put_cpu, r.get_cpu,
+				    r.put_end_cpu, r.get_end_cpu);
+				pe[runs] = r.put_end_cpu;
+				ge[runs] = r.get_end_cpu;
+				pc[runs] = r.put_cpu;
+				gc[runs] = r.get_cpu;
 				put[runs] = r.put_mbs;
 				get[runs] = r.get_mbs;
 				pk[runs] = r.put_cli_kib;
@@ -275,13 +326,15 @@ main(int argc, char **argv)
 				dk[runs++] = r.daemon_kib;
 			}
 			if (runs > 0)
-				printf(
-				    "%7u  %9s  %9.1f %9.1f   %.1f / %.1f / %.1f\n",
+				printf("%7u  %9s  %9.1f %9.1f   %5.1f / %4.1f   "
+				       "%4.1f / %4.1f   %.1f / %.1f / %.1f\n",
 				    n,
 				    mode == 1       ? "1"
 				        : mode == 0 ? "adaptive"
 				                    : "cap",
 				    xb_median(put, runs), xb_median(get, runs),
+				    xb_median(pc, runs), xb_median(pe, runs),
+				    xb_median(gc, runs), xb_median(ge, runs),
 				    xb_median(pk, runs) / 1024,
 				    xb_median(gk, runs) / 1024,
 				    xb_median(dk, runs) / 1024);

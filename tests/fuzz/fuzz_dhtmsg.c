@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const uint16_t fuzz_types[] = { FERRY_MSG_DHT_PUT, FERRY_MSG_DHT_GET,
 	FERRY_MSG_DHT_FIND, FERRY_MSG_DHT_RECEIPT, FERRY_MSG_DHT_BLOCK,
-	FERRY_MSG_DHT_NODES, FERRY_MSG_DHT_FAIL };
+	FERRY_MSG_DHT_NODES, FERRY_MSG_DHT_FAIL, FERRY_MSG_DHT_ACK };
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -118,6 +118,22 @@ teardown(void)
 	h = NULL;
 }
 
+/* A storage test's process: its suite run, the exit status 0 if every
+ * test passed. */
+static inline int
+storage_test_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	if (sodium_init() < 0)
+		return 1;
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
 /* A file of len random bytes in the harness's directory; its path. */
 static inline char *
 make_file(const char *name, size_t len, const char *marker)

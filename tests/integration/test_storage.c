@@ -734,13 +734,5 @@ storage_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(storage_suite());
-	int failed;
-
-	if (sodium_init() < 0)
-		return 1;
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return storage_test_run(storage_suite());
 }

@@ -359,13 +359,5 @@ storage_faults_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(storage_faults_suite());
-	int failed;
-
-	if (sodium_init() < 0)
-		return 1;
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return storage_test_run(storage_faults_suite());
 }

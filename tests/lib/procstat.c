@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -37,6 +38,33 @@ procstat_kib(pid_t pid, const char *field)
 			break;
 	(void)fclose(f);
 	return kib;
+}
+
+double
+procstat_cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long utime, stime;
+	long tick = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	size_t n;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	(void)fclose(f);
+	buf[n] = '\0';
+	/* The command name in parentheses may hold spaces: fields 14 and
+	 * 15 (utime, stime) count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (p == NULL || tick <= 0 ||
+	    sscanf(p + 1,
+	        " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	        &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / (double)tick;
 }
 
 bool

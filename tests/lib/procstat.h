@@ -3,7 +3,8 @@
  * What the tests read of another process from /proc/PID/status: its
  * resident memory (VmRSS) and the peak of it (VmHWM), for the memory
  * bounds the integration tests, the adversarial tests and the soak check;
- * and what makes those figures mean the same in a sanitizer build.
+ * its CPU time, for the benchmarks; and what makes those figures mean
+ * the same in a sanitizer build.
  */
 #ifndef FERRY_TESTS_PROCSTAT_H
 #define FERRY_TESTS_PROCSTAT_H
@@ -16,6 +17,11 @@ struct harness_daemon;
 /* The "field:" line of /proc/pid/status in KiB (VmRSS, VmHWM, ...), or 0
  * if the process or the field is not there. */
 unsigned long procstat_kib(pid_t pid, const char *field);
+
+/* The CPU time pid has used so far, user and system, in seconds (from
+ * /proc/pid/stat), or -1 if the process is not there: what a benchmark
+ * reports next to its rates, since it holds on a loaded machine. */
+double procstat_cpu_s(pid_t pid);
 
 /* True in an AddressSanitizer build (of the tests, and so of ferryd). */
 bool procstat_asan(void);

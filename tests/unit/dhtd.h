@@ -289,6 +289,9 @@ dhtd_dht_new(struct dhtd_node *td)
 	env.ident = td->ident;
 	dht_cfg_default(&cfg);
 	cfg.timeout_us = DHTD_TIMEOUT_US;
+	/* Its requests go through CSCC's window (all answered here: none
+	 * acknowledged by a peer, the credits come back as they end). */
+	cfg.congestion = DHT_CC_CSCC;
 	return dht_new(&env, &cfg, &td->dht);
 }
 

@@ -137,11 +137,15 @@ START_TEST(test_cli_failures_find_status)
 	cli_run(&o, NULL, "dht", "status", NULL, NULL, NULL);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "1 blocks, 21 bytes of 67108864"));
+	ck_assert_ptr_nonnull(strstr(o.out, "congestion:    cscc, 0 requests"));
+	ck_assert_ptr_nonnull(strstr(o.out, "credits 5.00, ssthresh 1000.00"));
 	harness_output_free(&o);
 	cli_run(&o, NULL, "dht", "status", "--json", NULL, NULL);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_ptr_nonnull(strstr(o.out, "\"k\":20,\"replication\":3,"));
 	ck_assert_ptr_nonnull(strstr(o.out, "\"blocks\":1,\"bytes\":21,"));
+	ck_assert_ptr_nonnull(strstr(o.out,
+	    "\"congestion\":{\"scheme\":\"cscc\",\"waiting\":0,"));
 	harness_output_free(&o);
 }
 END_TEST

@@ -249,7 +249,8 @@ an_answer(uint16_t type, struct buf *nodes)
 START_TEST(test_answers)
 {
 	static const uint16_t types[] = { FERRY_MSG_DHT_RECEIPT,
-		FERRY_MSG_DHT_BLOCK, FERRY_MSG_DHT_NODES, FERRY_MSG_DHT_FAIL };
+		FERRY_MSG_DHT_BLOCK, FERRY_MSG_DHT_NODES, FERRY_MSG_DHT_FAIL,
+		FERRY_MSG_DHT_ACK };
 	struct buf nodes, out, again;
 	struct dhtmsg_ans a, d;
 	struct dhtmsg_node n;
@@ -374,7 +375,7 @@ test_suite(void)
 	tcase_add_loop_test(tc, test_requests, 0, 3);
 	tcase_add_test(tc, test_request_ranges);
 	tcase_add_test(tc, test_put_signature);
-	tcase_add_loop_test(tc, test_answers, 0, 4);
+	tcase_add_loop_test(tc, test_answers, 0, 5);
 	tcase_add_test(tc, test_fail_codes);
 	tcase_add_test(tc, test_receipt_binds);
 	suite_add_tcase(s, tc);

@@ -3,8 +3,8 @@
  * The DHT's routing (src/dht/dht*.c) on a network of nodes in one
  * process: each node is a real struct dht with a real routing table,
  * path cache, wire encoding and signatures; only what is below the DHT,
- * links, message delivery, the clock and the block store, is this
- * test's, through struct dht_env (as a simulator's will be). Messages
+ * links, message delivery, the clock and the block store, is the fake
+ * network's (tests/lib/dhtsim.c), through struct dht_env. Messages
  * are delivered in order from one queue, store calls complete from it
  * too, and time is virtual. Checked: nodes that know one peer build
  * tables from which FIND returns the true closest, also when 64 of them
@@ -15,6 +15,7 @@
  * receipts, duplicates and malformed bodies are counted and dropped; a
  * PUT with a quorum ends without its slowest storer.
  */
+/* unit-link: ferry_testlib */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,450 +23,88 @@
 #include <check.h>
 #include <sodium.h>
 
+#include "lib/log.h"
 #include "core/identity.h"
 #include "dht/dht.h"
 #include "dht/dht_int.h"
-#include "lib/stats.h"
+#include "dhtsim.h"
 #include "unit.h"
 
-#define N_MAX     64
-#define STORE_MAX 64
-#define TICK_US   100000u
+#define N_MAX 64
 
-struct node;
-
-struct block {
-	struct dhtkey key;
-	uint8_t *data;
-	size_t len;
-};
-
-struct node {
-	int idx;
-	bool alive;
-	struct identity *ident;
-	struct dhtkey id;
-	struct dht *dht;
-	struct stats *stats;
-	struct block store[STORE_MAX];
-	size_t n_store;
-	bool corrupt; /* serves blocks with a byte flipped */
-	bool liar;    /* says it holds nothing, and so answers not-found */
-	uint64_t tick_at; /* its next deadline (deadline_ticks) */
-};
-
-/* One queued event: a message, a link coming up, a store callback, or
- * a tick a node asked for. */
-enum ev_kind { EV_MSG, EV_UP, EV_STORED, EV_GOT, EV_WAKE };
-
-struct ev {
-	enum ev_kind kind;
-	int from, to;
-	uint16_t type;
-	uint8_t *body;
-	size_t len;
-	dht_store_done_fn *done;
-	dht_store_got_fn *got;
-	void *arg;
-	int status;
-};
-
-static struct node nodes[N_MAX];
-static int n_nodes;
-static bool linkm[N_MAX][N_MAX];
-static bool links_frozen; /* link() makes no new links */
+static struct dhtsim *sim;
 static int drop_to = -1;   /* answers sent to this node are lost, */
 static unsigned drop_left; /* this many more */
 static int full_to = -1;   /* requests to this node find its queue full, */
 static unsigned full_left; /* this many more */
-static bool deadline_ticks; /* nodes tick at dht_next_deadline_us too, as
-			     * ferryd does */
-static int hold_to = -1;     /* messages to this node wait in held[] */
-static struct ev held[256];
-static size_t n_held;
-static struct ev *queue;
-static size_t q_head, q_len, q_cap;
-static uint64_t now_us = 1000000;
-static uint64_t last_tick_us;
+static int hold_to = -1;   /* messages to this node are held */
 
-static void
-push(struct ev e)
+static enum dhtsim_verdict
+net_filter(void *arg, int from, int to, uint16_t type, size_t len)
 {
-	if (q_len == q_cap) {
-		struct ev *nq;
-
-		q_cap = q_cap ? q_cap * 2 : 1024;
-		nq = malloc(q_cap * sizeof(*nq));
-		ck_assert_ptr_nonnull(nq);
-		for (size_t i = 0; i < q_len; i++)
-			nq[i] = queue[(q_head + i) % (q_cap / 2 ? q_cap / 2 : 1)];
-		free(queue);
-		queue = nq;
-		q_head = 0;
-	}
-	queue[(q_head + q_len) % q_cap] = e;
-	q_len++;
-}
-
-static int
-node_of(const struct dhtkey *k)
-{
-	for (int i = 0; i < n_nodes; i++)
-		if (dhtkey_equal(&nodes[i].id, k))
-			return i;
-	return -1;
-}
-
-static int
-env_send(void *cls, const struct dhtkey *peer, uint16_t type,
-    const void *body, size_t len)
-{
-	struct node *n = cls;
-	int to = node_of(peer);
-	struct ev e = { .kind = EV_MSG, .from = n->idx, .to = to,
-		.type = type, .len = len };
-
-	if (to < 0 || !linkm[n->idx][to])
-		return -ENOTCONN;
+	(void)arg;
+	(void)from;
+	(void)len;
 	if (to == full_to && full_left > 0 && dhtmsg_is_request(type)) {
 		full_left--;
-		return -EAGAIN;
+		return DHTSIM_FULL;
 	}
 	/* Lost on the way, as the core's unreliable messages may be. */
 	if (to == drop_to && drop_left > 0 && dhtmsg_is_answer(type)) {
 		drop_left--;
-		return 0;
+		return DHTSIM_DROP;
 	}
-	e.body = malloc(len ? len : 1);
-	ck_assert_ptr_nonnull(e.body);
-	memcpy(e.body, body, len);
-	if (to == hold_to) {
-		ck_assert_uint_lt(n_held, sizeof(held) / sizeof(held[0]));
-		held[n_held++] = e;
-		return 0;
-	}
-	push(e);
-	return 0;
+	return to == hold_to ? DHTSIM_HOLD : DHTSIM_DELIVER;
 }
 
 /* The messages held for hold_to go on their way, in order. */
 static void
 release_held(void)
 {
-	for (size_t i = 0; i < n_held; i++)
-		push(held[i]);
-	n_held = 0;
+	dhtsim_release(sim);
 	hold_to = -1;
 }
 
-static bool
-env_linked(void *cls, const struct dhtkey *peer)
+static int
+node_of(const struct dhtkey *k)
 {
-	struct node *n = cls;
-	int to = node_of(peer);
+	struct dhtsim_node *n = dhtsim_node_of(sim, k);
 
-	return to >= 0 && linkm[n->idx][to];
+	return n != NULL ? n->idx : -1;
 }
 
 static void
 make_link(int a, int b)
 {
-	if (a == b || linkm[a][b] || !nodes[a].alive || !nodes[b].alive)
-		return;
-	linkm[a][b] = linkm[b][a] = true;
-	push((struct ev){ .kind = EV_UP, .from = a, .to = b });
-	push((struct ev){ .kind = EV_UP, .from = b, .to = a });
-}
-
-/* A HELO here is the node's index, in 2 bytes: the test's own address
- * format, which only this env reads. */
-static int
-env_link(void *cls, const struct dhtkey *peer, const void *helo,
-    size_t helo_len)
-{
-	struct node *n = cls;
-	const uint8_t *h = helo;
-	int to = node_of(peer);
-
-	if (links_frozen)
-		return -EPERM;
-	if (to < 0 || helo_len != 2 || (h[0] << 8 | h[1]) != to)
-		return -ENOENT;
-	make_link(n->idx, to);
-	return 0;
-}
-
-static size_t
-helo_of(int idx, uint8_t *buf, size_t size)
-{
-	if (size < 2)
-		return 0;
-	buf[0] = (uint8_t)(idx >> 8);
-	buf[1] = (uint8_t)idx;
-	return 2;
-}
-
-static size_t
-env_own_helo(void *cls, uint8_t *buf, size_t size)
-{
-	return helo_of(((struct node *)cls)->idx, buf, size);
-}
-
-static size_t
-env_peer_helo(void *cls, const struct dhtkey *peer, uint8_t *buf, size_t size)
-{
-	(void)cls;
-	return node_of(peer) < 0 ? 0 : helo_of(node_of(peer), buf, size);
-}
-
-static uint64_t
-env_now(void *cls)
-{
-	(void)cls;
-	return now_us;
-}
-
-static uint64_t
-env_wall(void *cls)
-{
-	(void)cls;
-	return 1700000000 + now_us / 1000000;
-}
-
-static struct block *
-store_find(struct node *n, const struct dhtkey *key)
-{
-	for (size_t i = 0; i < n->n_store; i++)
-		if (dhtkey_equal(&n->store[i].key, key))
-			return &n->store[i];
-	return NULL;
-}
-
-static bool
-env_has(void *cls, const struct dhtkey *key)
-{
-	struct node *n = cls;
-
-	return !n->liar && store_find(n, key) != NULL;
-}
-
-static int
-env_put(void *cls, const struct dhtkey *key, const void *data, size_t len,
-    uint64_t expiry, dht_store_done_fn *done, void *arg)
-{
-	struct node *n = cls;
-	struct block *b = store_find(n, key);
-
-	(void)expiry;
-	if (b == NULL) {
-		ck_assert_uint_lt(n->n_store, STORE_MAX);
-		b = &n->store[n->n_store++];
-		b->key = *key;
-		b->data = malloc(len);
-		ck_assert_ptr_nonnull(b->data);
-		memcpy(b->data, data, len);
-		b->len = len;
-	}
-	push((struct ev){ .kind = EV_STORED, .to = n->idx, .done = done,
-	    .arg = arg });
-	return 0;
-}
-
-static int
-env_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
-    void *arg)
-{
-	struct node *n = cls;
-
-	push((struct ev){ .kind = EV_GOT, .to = n->idx, .got = got,
-	    .arg = arg, .body = (uint8_t *)store_find(n, key) });
-	return 0;
-}
-
-static void
-env_usage(void *cls, struct dht_store_usage *ret)
-{
-	struct node *n = cls;
-
-	ret->blocks = n->n_store;
-	ret->bytes = 0;
-	for (size_t i = 0; i < n->n_store; i++)
-		ret->bytes += n->store[i].len;
-	ret->quota = (uint64_t)STORE_MAX * 8192;
-}
-
-static void
-env_wake(void *cls)
-{
-	push((struct ev){ .kind = EV_WAKE, .to = ((struct node *)cls)->idx });
-}
-
-/* Messages here take an event's time, 50 us, each way, behind whatever
- * else is queued: half a millisecond is a round trip at light load. */
-static uint64_t
-env_srtt(void *cls, const struct dhtkey *peer)
-{
-	return env_linked(cls, peer) ? 500 : 0;
-}
-
-static void
-env_schedule(void *cls, uint64_t at_us)
-{
-	struct node *n = cls;
-
-	if (at_us < n->tick_at)
-		n->tick_at = at_us;
-}
-
-static uint64_t *
-env_stat(void *cls, const char *name)
-{
-	return stats_counter2(((struct node *)cls)->stats, "dht", name);
+	ck_assert_int_eq(dhtsim_link(sim, a, b), 0);
 }
 
 static uint64_t
 stat(int i, const char *name)
 {
-	char full[64];
-
-	(void)snprintf(full, sizeof(full), "dht.%s", name);
-	return stats_get(nodes[i].stats, full);
-}
-
-static void
-node_start(int i)
-{
-	struct node *n = &nodes[i];
-	struct dht_env env = {
-		.cls = n, .send = env_send, .linked = env_linked,
-		.link = env_link, .own_helo = env_own_helo,
-		.peer_helo = env_peer_helo, .now_us = env_now,
-		.wall_s = env_wall, .store_has = env_has,
-		.store_put = env_put, .store_get = env_get,
-		.store_usage = env_usage, .stat = env_stat, .wake = env_wake,
-		.srtt_us = env_srtt, .schedule = env_schedule,
-	};
-	struct dht_cfg cfg;
-	uint8_t seed[32];
-
-	memset(n, 0, sizeof(*n));
-	n->idx = i;
-	n->alive = true;
-	n->tick_at = UINT64_MAX;
-	memset(seed, 0, sizeof(seed));
-	seed[0] = (uint8_t)i;
-	seed[1] = 0x77;
-	ck_assert_int_eq(identity_from_seed(seed, &n->ident), 0);
-	dhtkey_from_peer(&n->ident->id, &n->id);
-	n->stats = stats_new();
-	ck_assert_ptr_nonnull(n->stats);
-	env.ident = n->ident;
-	dht_cfg_default(&cfg);
-	cfg.refresh_us = 2u * 1000 * 1000;
-	ck_assert_int_eq(dht_new(&env, &cfg, &n->dht), 0);
-}
-
-/* Delivers one event. */
-static void
-deliver(struct ev *e)
-{
-	struct node *to = &nodes[e->to];
-	struct block *b = (struct block *)e->body;
-	uint8_t copy[8192];
-
-	switch (e->kind) {
-	case EV_MSG:
-		if (to->alive && linkm[e->from][e->to])
-			dht_receive(to->dht, &nodes[e->from].id, e->type,
-			    e->body, e->len);
-		free(e->body);
-		break;
-	case EV_UP:
-		if (nodes[e->from].alive && linkm[e->from][e->to])
-			dht_peer_up(nodes[e->from].dht, &nodes[e->to].id, 0);
-		break;
-	case EV_STORED:
-		if (to->alive)
-			e->done(e->arg, 0);
-		break;
-	case EV_WAKE:
-		if (to->alive)
-			dht_tick(to->dht);
-		break;
-	default: /* EV_GOT */
-		if (!to->alive)
-			break;
-		if (b == NULL) {
-			e->got(e->arg, -ENOENT, NULL, 0, 0);
-			break;
-		}
-		ck_assert_uint_le(b->len, sizeof(copy));
-		memcpy(copy, b->data, b->len);
-		if (to->corrupt)
-			copy[0] ^= 1;
-		e->got(e->arg, 0, copy, b->len, 0);
-		break;
-	}
-}
-
-/* Ticks node i, and notes its next deadline. */
-static void
-node_tick(int i)
-{
-	dht_tick(nodes[i].dht);
-	nodes[i].tick_at = dht_next_deadline_us(nodes[i].dht);
-}
-
-/* Runs the network until end (virtual time), each event taking 50 µs
- * and a pause with none 1 ms (50 µs with deadline ticks, so that one is
- * not passed by much). */
-static void
-run_until(uint64_t end)
-{
-	while (now_us < end) {
-		if (q_len > 0) {
-			struct ev e = queue[q_head];
-
-			q_head = (q_head + 1) % q_cap;
-			q_len--;
-			deliver(&e);
-			now_us += 50;
-		} else {
-			now_us += deadline_ticks ? 50 : 1000;
-		}
-		for (int i = 0; deadline_ticks && i < n_nodes; i++)
-			if (nodes[i].alive && now_us >= nodes[i].tick_at)
-				node_tick(i);
-		if (now_us - last_tick_us >= TICK_US) {
-			last_tick_us = now_us;
-			for (int i = 0; i < n_nodes; i++)
-				if (nodes[i].alive)
-					node_tick(i);
-		}
-	}
+	return dhtsim_stat(sim, i, name);
 }
 
 static void
 run_ms(uint64_t ms)
 {
-	run_until(now_us + ms * 1000);
+	dhtsim_run_ms(sim, ms);
 }
 
 static void
 net_start(int n)
 {
-	n_nodes = n;
-	memset(linkm, 0, sizeof(linkm));
-	links_frozen = false;
+	struct dhtsim_cfg cfg;
+
+	dhtsim_cfg_default(&cfg);
+	cfg.seed = 0x77;
+	ck_assert_int_eq(dhtsim_new(&cfg, n, &sim), 0);
+	sim->filter = net_filter;
 	drop_to = -1;
 	drop_left = 0;
 	full_to = -1;
 	full_left = 0;
-	deadline_ticks = false;
 	hold_to = -1;
-	n_held = 0;
-	for (int i = 0; i < n; i++)
-		node_start(i);
 }
 
 /* Everyone knows node 0 only; a minute of refreshes later the tables are
@@ -473,7 +112,7 @@ net_start(int n)
 static void
 net_join(void)
 {
-	for (int i = 1; i < n_nodes; i++)
+	for (int i = 1; i < sim->n; i++)
 		make_link(i, 0);
 	run_ms(60000);
 }
@@ -481,33 +120,9 @@ net_join(void)
 static void
 net_free(void)
 {
-	/* Store calls still queued are called back, cancelled, as the
-	 * daemon's store does when it closes: their records are freed by
-	 * their callbacks, and whatever those send is dropped here. */
-	release_held();
-	while (q_len > 0) {
-		struct ev e = queue[q_head];
-
-		q_head = (q_head + 1) % q_cap;
-		q_len--;
-		if (e.kind == EV_MSG)
-			free(e.body);
-		else if (e.kind == EV_STORED)
-			e.done(e.arg, -ECANCELED);
-		else if (e.kind == EV_GOT)
-			e.got(e.arg, -ECANCELED, NULL, 0, 0);
-	}
-	for (int i = 0; i < n_nodes; i++) {
-		dht_free(nodes[i].dht);
-		identity_free(nodes[i].ident);
-		stats_free(nodes[i].stats);
-		for (size_t j = 0; j < nodes[i].n_store; j++)
-			free(nodes[i].store[j].data);
-	}
-	free(queue);
-	queue = NULL;
-	q_cap = q_head = 0;
-	n_nodes = 0;
+	ck_assert_uint_eq(sim->c.bad_unlinks, 0);
+	dhtsim_free(sim);
+	sim = NULL;
 }
 
 /* What a request's callback saw. */
@@ -568,9 +183,9 @@ true_closest(const struct dhtkey *key, struct dhtkey *out, int n)
 	struct dhtkey all[N_MAX];
 	int m = 0;
 
-	for (int i = 0; i < n_nodes; i++)
-		if (nodes[i].alive)
-			all[m++] = nodes[i].id;
+	for (int i = 0; i < sim->n; i++)
+		if (sim->nodes[i].alive)
+			all[m++] = sim->nodes[i].id;
 	sort_key = *key;
 	qsort(all, (size_t)m, sizeof(all[0]), by_dist);
 	memcpy(out, all, (size_t)(n < m ? n : m) * sizeof(*out));
@@ -584,11 +199,12 @@ START_TEST(test_find_true_closest)
 	net_start(32);
 	net_join();
 	for (int round = 0; round < 20; round++) {
-		int from = round % n_nodes;
+		int from = round % sim->n;
 
-		randombytes_buf(key.b, sizeof(key.b));
+		dhtsim_random(sim, key.b, sizeof(key.b));
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_find(nodes[from].dht, &key, 8, on_done, &o),
+		ck_assert_int_eq(dht_find(sim->nodes[from].dht, &key, 8,
+		                     on_done, &o),
 		    0);
 		wait_for(&o);
 		ck_assert_int_eq(o.status, 0);
@@ -609,7 +225,7 @@ put_block(int from, const uint8_t *data, size_t len, unsigned replication,
     struct dhtkey *key, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
-	ck_assert_int_eq(dht_put(nodes[from].dht, data, len, 1800000000,
+	ck_assert_int_eq(dht_put(sim->nodes[from].dht, data, len, 1800000000,
 	                     replication, on_done, o, key),
 	    0);
 	ck_assert(!o->done); /* never from inside the call */
@@ -626,18 +242,19 @@ START_TEST(test_put_get_everywhere)
 
 	net_start(24);
 	net_join();
-	randombytes_buf(data, sizeof(data));
+	dhtsim_random(sim, data, sizeof(data));
 	put_block(5, data, sizeof(data), 0, &key, &o);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_uint_eq(o.receipts, 3);
 	/* Exactly the three closest hold it, and signed for it. */
 	true_closest(&key, want, 3);
-	for (int i = 0; i < n_nodes; i++) {
-		bool has = store_find(&nodes[i], &key) != NULL;
+	for (int i = 0; i < sim->n; i++) {
+		bool has = dhtsim_block(sim, i, &key) != NULL;
 		bool should = false;
 
 		for (int j = 0; j < 3; j++)
-			should = should || dhtkey_equal(&want[j], &nodes[i].id);
+			should =
+			    should || dhtkey_equal(&want[j], &sim->nodes[i].id);
 		ck_assert_msg(has == should, "node %d holds %d, should %d", i,
 		    has, should);
 		holders += has;
@@ -645,15 +262,16 @@ START_TEST(test_put_get_everywhere)
 	ck_assert_int_eq(holders, 3);
 	/* With k = 20 and 24 nodes every bucket has room: each table holds
 	 * every other node. */
-	dht_get_status(nodes[node_of(&want[0])].dht, &st);
+	dht_get_status(sim->nodes[node_of(&want[0])].dht, &st);
 	ck_assert_uint_eq(st.blocks, 1);
 	ck_assert_uint_eq(st.bytes, sizeof(data));
-	ck_assert_uint_eq(st.entries, (size_t)n_nodes - 1);
+	ck_assert_uint_eq(st.entries, (size_t)sim->n - 1);
 	ck_assert_uint_eq(st.replication, 3);
 	ck_assert_uint_eq(st.requests, 0);
-	for (int i = 0; i < n_nodes; i++) {
+	for (int i = 0; i < sim->n; i++) {
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[i].dht, &key, on_done, &o),
+		    0);
 		wait_for(&o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_uint_eq(o.block_len, sizeof(data));
@@ -674,29 +292,27 @@ START_TEST(test_absent_and_lost_holder)
 
 	net_start(16);
 	net_join();
-	randombytes_buf(absent.b, sizeof(absent.b));
+	dhtsim_random(sim, absent.b, sizeof(absent.b));
 	memset(&o, 0, sizeof(o));
-	t0 = now_us;
-	ck_assert_int_eq(dht_get(nodes[3].dht, &absent, on_done, &o), 0);
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_get(sim->nodes[3].dht, &absent, on_done, &o), 0);
 	wait_for(&o);
 	ck_assert_int_eq(o.status, -ENOENT);
 	/* Ended by an answer, not by the 10 s timeout. */
-	ck_assert_uint_lt(now_us - t0, 1000000);
-	randombytes_buf(data, sizeof(data));
+	ck_assert_uint_lt(sim->now_us - t0, 1000000);
+	dhtsim_random(sim, data, sizeof(data));
 	put_block(2, data, sizeof(data), 0, &key, &o);
 	ck_assert_uint_eq(o.receipts, 3);
 	/* The closest holder goes away; the others still serve. */
 	true_closest(&key, want, 1);
-	nodes[node_of(&want[0])].alive = false;
-	for (int i = 0; i < n_nodes; i++) {
-		linkm[i][node_of(&want[0])] = false;
-		linkm[node_of(&want[0])][i] = false;
-	}
-	for (int i = 0; i < n_nodes; i++) {
-		if (!nodes[i].alive)
+	sim->nodes[node_of(&want[0])].alive = false;
+	dhtsim_cut_all(sim, node_of(&want[0]), false);
+	for (int i = 0; i < sim->n; i++) {
+		if (!sim->nodes[i].alive)
 			continue;
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[i].dht, &key, on_done, &o),
+		    0);
 		wait_for(&o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
@@ -706,12 +322,13 @@ START_TEST(test_absent_and_lost_holder)
 	 * way time out and ask the holders directly. */
 	true_closest(&key, want, 1);
 	silent = node_of(&want[0]);
-	nodes[silent].alive = false;
-	for (int i = 0; i < n_nodes; i++) {
-		if (!nodes[i].alive)
+	sim->nodes[silent].alive = false;
+	for (int i = 0; i < sim->n; i++) {
+		if (!sim->nodes[i].alive)
 			continue;
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[i].dht, &key, on_done, &o),
+		    0);
 		wait_for(&o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
@@ -735,25 +352,26 @@ START_TEST(test_answers_routed_back)
 	uint64_t routed = 0, back = 0, in_routed = 0;
 
 	net_start(8);
-	for (int i = 1; i < n_nodes; i++)
+	for (int i = 1; i < sim->n; i++)
 		make_link(i, 0);
-	links_frozen = true;
+	sim->links_frozen = true;
 	run_ms(5000);
-	randombytes_buf(data, sizeof(data));
-	for (int from = 1; from < n_nodes; from++) {
+	dhtsim_random(sim, data, sizeof(data));
+	for (int from = 1; from < sim->n; from++) {
 		data[0] = (uint8_t)from;
 		put_block(0, data, sizeof(data), 2, &key, &o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_uint_eq(o.receipts, 2);
 		/* A GET from a leaf farther from the key than node 0 goes
 		 * through node 0 (a closer leaf would end it at itself). */
-		for (int g = 1; g < n_nodes; g++) {
-			if (store_find(&nodes[g], &key) != NULL ||
-			    dhtkey_closer(&key, &nodes[0].id, &nodes[g].id) > 0)
+		for (int g = 1; g < sim->n; g++) {
+			if (dhtsim_block(sim, g, &key) != NULL ||
+			    dhtkey_closer(&key, &sim->nodes[0].id,
+			        &sim->nodes[g].id) > 0)
 				continue;
 			memset(&o, 0, sizeof(o));
-			ck_assert_int_eq(dht_get(nodes[g].dht, &key, on_done,
-			                     &o),
+			ck_assert_int_eq(dht_get(sim->nodes[g].dht, &key,
+			                     on_done, &o),
 			    0);
 			wait_for(&o);
 			ck_assert_int_eq(o.status, 0);
@@ -761,7 +379,7 @@ START_TEST(test_answers_routed_back)
 			    0);
 		}
 	}
-	for (int i = 0; i < n_nodes; i++) {
+	for (int i = 0; i < sim->n; i++) {
 		routed += stat(i, "answers_routed");
 		back += stat(i, "routed_back");
 		if (i > 0)
@@ -792,18 +410,19 @@ START_TEST(test_forgeries)
 
 	net_start(16);
 	net_join();
-	randombytes_buf(data, sizeof(data));
+	dhtsim_random(sim, data, sizeof(data));
 	put_block(1, data, sizeof(data), 0, &key, &o);
 	true_closest(&key, want, 1);
 	holder = node_of(&want[0]);
-	nodes[holder].corrupt = true;
+	sim->nodes[holder].corrupt = true;
 	/* From every node: the ones whose GET reaches the bad holder first
 	 * get its wrong bytes, refuse them and ask the others. */
-	for (int i = 0; i < n_nodes; i++) {
+	for (int i = 0; i < sim->n; i++) {
 		if (i == holder)
 			continue;
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[i].dht, &key, on_done, &o),
+		    0);
 		wait_for(&o);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_uint_eq(o.block_len, sizeof(data));
@@ -813,20 +432,20 @@ START_TEST(test_forgeries)
 	ck_assert_uint_gt(bad, 0);
 	/* A receipt for a PUT nobody made, signed by one node and claiming
 	 * to be from another. */
-	other = (holder + 1) % n_nodes;
+	other = (holder + 1) % sim->n;
 	memset(&a, 0, sizeof(a));
 	a.type = FERRY_MSG_DHT_RECEIPT;
 	a.req_id = 42;
 	a.key = key;
-	a.requester = nodes[0].id;
-	a.responder = nodes[other].id;
-	dhtmsg_receipt_sign(nodes[holder].ident, &key, body, 1800000000,
+	a.requester = sim->nodes[0].id;
+	a.responder = sim->nodes[other].id;
+	dhtmsg_receipt_sign(sim->nodes[holder].ident, &key, body, 1800000000,
 	    &a.receipt);
 	buf_init(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
 	unsolicited = stat(0, "unsolicited");
-	dht_receive(nodes[0].dht, &nodes[other].id, a.type, buf_head(&out),
-	    buf_size(&out));
+	dht_receive(sim->nodes[0].dht, &sim->nodes[other].id, a.type,
+	    buf_head(&out), buf_size(&out));
 	ck_assert_uint_eq(stat(0, "unsolicited"), unsolicited + 1);
 	/* The same request twice (a loop, or a replay): dropped once
 	 * seen. */
@@ -834,12 +453,12 @@ START_TEST(test_forgeries)
 	req.type = FERRY_MSG_DHT_GET;
 	req.req_id = 7;
 	req.key = key;
-	req.requester = nodes[0].id;
+	req.requester = sim->nodes[0].id;
 	req.hops_left = 5;
 	buf_reset(&out);
 	ck_assert_int_eq(dhtmsg_req_encode(&req, &out), 0);
 	for (int i = 0; i < 2; i++)
-		dht_receive(nodes[other].dht, &nodes[0].id, req.type,
+		dht_receive(sim->nodes[other].dht, &sim->nodes[0].id, req.type,
 		    buf_head(&out), buf_size(&out));
 	ck_assert_uint_eq(stat(other, "duplicates"), 1);
 	buf_reset(&out);
@@ -851,7 +470,7 @@ START_TEST(test_forgeries)
 		req.req_id = id;
 		buf_reset(&out);
 		ck_assert_int_eq(dhtmsg_req_encode(&req, &out), 0);
-		dht_receive(nodes[other].dht, &nodes[0].id, req.type,
+		dht_receive(sim->nodes[other].dht, &sim->nodes[0].id, req.type,
 		    buf_head(&out), buf_size(&out));
 	}
 	ck_assert_uint_ge(stat(other, "rate_limited"), 2500);
@@ -864,17 +483,45 @@ START_TEST(test_forgeries)
 	ck_assert_uint_ge(stat(other, "rate_fails"), 250);
 	ck_assert_uint_le(stat(other, "rate_fails"), 260);
 	memset(&o, 0, sizeof(o));
-	third = (other + 1) % n_nodes == 0 ? 1 : (other + 1) % n_nodes;
-	ck_assert_int_eq(dht_get(nodes[third].dht, &key, on_done, &o), 0);
+	third = (other + 1) % sim->n == 0 ? 1 : (other + 1) % sim->n;
+	ck_assert_int_eq(dht_get(sim->nodes[third].dht, &key, on_done, &o), 0);
 	wait_for(&o);
 	ck_assert_int_eq(o.status, 0);
 	buf_reset(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
 	/* Cut short: malformed. */
-	dht_receive(nodes[0].dht, &nodes[other].id, FERRY_MSG_DHT_GET,
+	dht_receive(sim->nodes[0].dht, &sim->nodes[other].id, FERRY_MSG_DHT_GET,
 	    buf_head(&out), 10);
 	ck_assert_uint_eq(stat(0, "malformed"), 1);
 	buf_done(&out);
+	net_free();
+}
+END_TEST
+
+/* Lines about a peer's bad input come in a burst of 5, then one a
+ * second, which says how many were held back since the last. */
+START_TEST(test_drop_log_rate)
+{
+	static const uint8_t junk[3];
+	struct unit_log log;
+	size_t lines = 0;
+
+	net_start(2);
+	net_join();
+	unit_log_capture(&log, FERRY_LOG_INFO);
+	for (int i = 0; i < 20; i++)
+		dht_receive(sim->nodes[1].dht, &sim->nodes[0].id,
+		    FERRY_MSG_DHT_FIND, junk, sizeof(junk));
+	run_ms(1000);
+	dht_receive(sim->nodes[1].dht, &sim->nodes[0].id, FERRY_MSG_DHT_FIND,
+	    junk, sizeof(junk));
+	unit_log_release();
+	for (size_t i = 0; i < log.n; i++)
+		lines += strstr(log.line[i],
+		             "malformed DHT request, dropped") != NULL;
+	ck_assert_uint_eq(lines, 6);
+	ck_assert(unit_log_has(&log, "(15 more such lines suppressed)"));
+	ck_assert_uint_eq(stat(1, "malformed"), 21);
 	net_free();
 }
 END_TEST
@@ -896,17 +543,18 @@ START_TEST(test_lying_not_found)
 
 	net_start(16);
 	net_join();
-	randombytes_buf(data, sizeof(data));
+	dhtsim_random(sim, data, sizeof(data));
 	put_block(4, data, sizeof(data), 0, &key, &o);
 	ck_assert_int_eq(o.status, 0);
 	true_closest(&key, want, 3);
 	liar = node_of(&want[0]);
-	nodes[liar].liar = true;
-	for (int i = 0; i < n_nodes; i++) {
-		if (i == liar || store_find(&nodes[i], &key) != NULL)
+	sim->nodes[liar].liar = true;
+	for (int i = 0; i < sim->n; i++) {
+		if (i == liar || dhtsim_block(sim, i, &key) != NULL)
 			continue;
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_get(nodes[i].dht, &key, on_done, &o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[i].dht, &key, on_done, &o),
+		    0);
 		wait_for(&o);
 		ck_assert_msg(o.status == 0, "GET from %d: %d", i, o.status);
 		ck_assert_uint_eq(o.block_len, sizeof(data));
@@ -914,7 +562,7 @@ START_TEST(test_lying_not_found)
 		retries += stat(i, "retries");
 		asked++;
 	}
-	ck_assert_int_eq(asked, n_nodes - 3);
+	ck_assert_int_eq(asked, sim->n - 3);
 	/* Each was told not-found by the liar first. */
 	ck_assert_uint_eq(retries, (uint64_t)asked);
 	ck_assert_uint_eq(stat(liar, "not_found"), (uint64_t)asked);
@@ -929,15 +577,15 @@ find_flood(int r, int x, struct outcome *o)
 {
 	struct dht_cfg cfg;
 
-	for (int i = 0; i < n_nodes; i++) {
-		cfg = *dht_config(nodes[i].dht);
+	for (int i = 0; i < sim->n; i++) {
+		cfg = *dht_config(sim->nodes[i].dht);
 		cfg.request_rate = 40;
-		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+		ck_assert_int_eq(dht_set_cfg(sim->nodes[i].dht, &cfg), 0);
 	}
 	for (int i = 0; i < 100; i++) {
 		memset(&o[i], 0, sizeof(o[i]));
-		ck_assert_int_eq(dht_find(nodes[r].dht, &nodes[x].id, 4,
-		                     on_done, &o[i]),
+		ck_assert_int_eq(dht_find(sim->nodes[r].dht, &sim->nodes[x].id,
+		                     4, on_done, &o[i]),
 		    0);
 	}
 }
@@ -970,7 +618,7 @@ START_TEST(test_over_rate_fails)
 	ck_assert_uint_eq(stat(1, "rate_fails_held"), 10);
 	ck_assert_uint_eq(ok, 80);
 	ck_assert_uint_eq(again, 10);
-	run_ms(10000 + 2 * TICK_US / 1000);
+	run_ms(10000 + 2 * DHTSIM_TICK_US / 1000);
 	for (int i = 0; i < 100; i++)
 		ck_assert(o[i].done);
 	net_free();
@@ -1004,23 +652,26 @@ static uint64_t
 lossy(int r, char kind, const uint8_t *data, size_t len, struct dhtkey *key,
     unsigned drop, struct outcome *o)
 {
-	uint64_t t0 = now_us;
+	uint64_t t0 = sim->now_us;
 
 	drop_to = r;
 	drop_left = drop;
 	memset(o, 0, sizeof(*o));
 	if (kind == 'p')
-		ck_assert_int_eq(dht_put(nodes[r].dht, data, len, 1800000000, 0,
-		                     on_done, o, key),
+		ck_assert_int_eq(dht_put(sim->nodes[r].dht, data, len,
+		                     1800000000, 0, on_done, o, key),
 		    0);
 	else if (kind == 'g')
-		ck_assert_int_eq(dht_get(nodes[r].dht, key, on_done, o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[r].dht, key, on_done, o),
+		    0);
 	else
-		ck_assert_int_eq(dht_find(nodes[r].dht, key, 8, on_done, o), 0);
+		ck_assert_int_eq(dht_find(sim->nodes[r].dht, key, 8, on_done,
+		                     o),
+		    0);
 	while (!o->done)
 		run_ms(1);
 	drop_left = 0;
-	return now_us - t0;
+	return sim->now_us - t0;
 }
 
 /* Random bytes into data until node r is at rank (0: the closest) among
@@ -1032,10 +683,11 @@ block_ranked(int r, int rank, uint8_t *data, size_t len)
 	int at;
 
 	do {
-		randombytes_buf(data, len);
+		dhtsim_random(sim, data, len);
 		dhtkey_of_block(data, len, &key);
 		true_closest(&key, w, 4);
-		for (at = 0; at < 4 && !dhtkey_equal(&w[at], &nodes[r].id);)
+		for (at = 0;
+		     at < 4 && !dhtkey_equal(&w[at], &sim->nodes[r].id);)
 			at++;
 	} while (at != (rank < 0 ? 4 : rank));
 }
@@ -1101,7 +753,7 @@ START_TEST(test_lost_answers_retried)
 	took = lossy(r, 'f', NULL, 0, &other, 1000000, &o);
 	ck_assert_int_eq(o.status, -ETIMEDOUT);
 	ck_assert_uint_ge(took, 10000000);
-	ck_assert_uint_le(took, 10000000 + TICK_US + 1000);
+	ck_assert_uint_le(took, 10000000 + DHTSIM_TICK_US + 1000);
 	net_free();
 }
 END_TEST
@@ -1117,25 +769,25 @@ receipt_made_up(int l, int via)
 	uint8_t seed[32];
 	struct buf out;
 
-	TAILQ_FOREACH(op, &nodes[l].dht->ops, link)
+	TAILQ_FOREACH(op, &sim->nodes[l].dht->ops, link)
 		if (op->type == FERRY_MSG_DHT_PUT)
 			break;
 	ck_assert_ptr_nonnull(op);
-	randombytes_buf(seed, sizeof(seed));
+	dhtsim_random(sim, seed, sizeof(seed));
 	ck_assert_int_eq(identity_from_seed(seed, &fake), 0);
 	memset(&a, 0, sizeof(a));
 	a.type = FERRY_MSG_DHT_RECEIPT;
 	a.flags = DHTMSG_F_ROUTED;
 	a.req_id = op->req_id;
 	a.key = op->key;
-	a.requester = nodes[l].id;
+	a.requester = sim->nodes[l].id;
 	dhtkey_from_peer(&fake->id, &a.responder);
 	dhtmsg_receipt_sign(fake, &op->key, op->put_hash, 1800000000,
 	    &a.receipt);
 	buf_init(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&a, &out), 0);
-	dht_receive(nodes[l].dht, &nodes[via].id, a.type, buf_head(&out),
-	    buf_size(&out));
+	dht_receive(sim->nodes[l].dht, &sim->nodes[via].id, a.type,
+	    buf_head(&out), buf_size(&out));
 	buf_done(&out);
 	identity_free(fake);
 }
@@ -1160,34 +812,34 @@ START_TEST(test_receipt_plausible)
 	int l = 1, s;
 
 	net_start(8);
-	for (int i = 1; i < n_nodes; i++)
+	for (int i = 1; i < sim->n; i++)
 		make_link(i, 0);
-	links_frozen = true;
+	sim->links_frozen = true;
 	run_ms(5000);
 	do {
-		randombytes_buf(data, sizeof(data));
+		dhtsim_random(sim, data, sizeof(data));
 		dhtkey_of_block(data, sizeof(data), &key);
 		true_closest(&key, w, 2);
 		s = node_of(&w[0]);
 	} while (s == 0 || s == l || node_of(&w[1]) != 0);
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_put(nodes[l].dht, data, sizeof(data), 1800000000,
-	                     2, on_done, &o, &key),
+	ck_assert_int_eq(dht_put(sim->nodes[l].dht, data, sizeof(data),
+	                     1800000000, 2, on_done, &o, &key),
 	    0);
 	receipt_made_up(l, 0);
 	run_ms(300);
 	ck_assert_msg(!o.done, "PUT ended with %d", o.status);
 	ck_assert_uint_eq(stat(l, "receipts_in"), 1);
-	ck_assert_ptr_nonnull(store_find(&nodes[s], &key));
-	ck_assert_ptr_nonnull(store_find(&nodes[0], &key));
-	links_frozen = false;
+	ck_assert_ptr_nonnull(dhtsim_block(sim, s, &key));
+	ck_assert_ptr_nonnull(dhtsim_block(sim, 0, &key));
+	sim->links_frozen = false;
 	make_link(l, s);
 	run_ms(1);
 	ck_assert(o.done);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_uint_eq(o.receipts, 2);
-	ck_assert(dhtkey_equal(&o.storers[0], &nodes[0].id));
-	ck_assert(dhtkey_equal(&o.storers[1], &nodes[s].id));
+	ck_assert(dhtkey_equal(&o.storers[0], &sim->nodes[0].id));
+	ck_assert(dhtkey_equal(&o.storers[1], &sim->nodes[s].id));
 	ck_assert_uint_eq(stat(l, "receipts_implausible"), 1);
 	ck_assert_uint_eq(stat(l, "receipts_bad"), 0);
 	net_free();
@@ -1212,18 +864,18 @@ START_TEST(test_first_hop_full)
 	true_closest(&key, w, 1);
 	full_to = node_of(&w[0]);
 	full_left = 1;
-	t0 = now_us;
+	t0 = sim->now_us;
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_put(nodes[r].dht, data, sizeof(data), 1800000000,
-	                     0, on_done, &o, &key),
+	ck_assert_int_eq(dht_put(sim->nodes[r].dht, data, sizeof(data),
+	                     1800000000, 0, on_done, &o, &key),
 	    0);
-	while (!o.done && now_us - t0 < 15000000)
+	while (!o.done && sim->now_us - t0 < 15000000)
 		run_ms(1);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_uint_eq(o.receipts, 3);
 	ck_assert_uint_eq(full_left, 0);
 	ck_assert_uint_eq(stat(r, "retries"), 1);
-	ck_assert_uint_le(now_us - t0, 20000);
+	ck_assert_uint_le(sim->now_us - t0, 20000);
 	net_free();
 }
 END_TEST
@@ -1241,13 +893,13 @@ START_TEST(test_origin_quota)
 
 	net_start(8);
 	net_join();
-	for (int i = 0; i < n_nodes; i++) {
-		cfg = *dht_config(nodes[i].dht);
+	for (int i = 0; i < sim->n; i++) {
+		cfg = *dht_config(sim->nodes[i].dht);
 		cfg.origin_quota = 5000;
-		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+		ck_assert_int_eq(dht_set_cfg(sim->nodes[i].dht, &cfg), 0);
 	}
-	randombytes_buf(a, sizeof(a));
-	randombytes_buf(b, sizeof(b));
+	dhtsim_random(sim, a, sizeof(a));
+	dhtsim_random(sim, b, sizeof(b));
 	/* Both go to the same three: every node is within reach of both. */
 	put_block(1, a, sizeof(a), 8, &ka, &o);
 	ck_assert_int_eq(o.status, 0);
@@ -1256,12 +908,12 @@ START_TEST(test_origin_quota)
 	put_block(1, b, sizeof(b), 8, &kb, &o);
 	ck_assert_int_eq(o.status, -EDQUOT);
 	ck_assert_uint_eq(o.receipts, 0);
-	for (int i = 0; i < n_nodes; i++)
+	for (int i = 0; i < sim->n; i++)
 		refused += stat(i, "origin_refused");
 	ck_assert_uint_eq(refused, 8);
 	/* A block that would be gone already is refused at once. */
-	ck_assert_int_eq(dht_put(nodes[1].dht, a, sizeof(a), 1000, 0, on_done,
-	                     &o, &ka),
+	ck_assert_int_eq(dht_put(sim->nodes[1].dht, a, sizeof(a), 1000, 0,
+	                     on_done, &o, &ka),
 	    -EINVAL);
 	net_free();
 }
@@ -1274,7 +926,7 @@ run_past_tick(void)
 {
 	do
 		run_ms(1);
-	while (now_us - last_tick_us >= 1000);
+	while (sim->now_us - sim->last_tick_us >= 1000);
 }
 
 /* Runs the network 50 us (one event) at a time until o is done; the
@@ -1282,12 +934,12 @@ run_past_tick(void)
 static uint64_t
 time_to_done(struct outcome *o)
 {
-	uint64_t t0 = now_us;
+	uint64_t t0 = sim->now_us;
 
 	for (int i = 0; i < 300000 && !o->done; i++)
-		run_until(now_us + 50);
+		dhtsim_run_until(sim, sim->now_us + 50);
 	ck_assert(o->done);
-	return now_us - t0;
+	return sim->now_us - t0;
 }
 
 /*
@@ -1304,11 +956,11 @@ START_TEST(test_local_answer_at_once)
 
 	net_start(8);
 	net_join();
-	for (int i = 0; i < n_nodes; i++) {
+	for (int i = 0; i < sim->n; i++) {
 		run_past_tick();
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_find(nodes[i].dht, &nodes[i].id, 4,
-		                     on_done, &o),
+		ck_assert_int_eq(dht_find(sim->nodes[i].dht, &sim->nodes[i].id,
+		                     4, on_done, &o),
 		    0);
 		ck_assert(!o.done);
 		took = time_to_done(&o);
@@ -1316,21 +968,21 @@ START_TEST(test_local_answer_at_once)
 		    i, (unsigned long long)took);
 		ck_assert_int_eq(o.status, 0);
 		ck_assert_uint_eq(o.n_nodes, 4);
-		ck_assert(dhtkey_equal(&o.nodes[0], &nodes[i].id));
+		ck_assert(dhtkey_equal(&o.nodes[0], &sim->nodes[i].id));
 	}
 	net_free();
 	net_start(1);
-	randombytes_buf(key.b, sizeof(key.b));
+	dhtsim_random(sim, key.b, sizeof(key.b));
 	run_past_tick();
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o), 0);
 	ck_assert(!o.done);
 	took = time_to_done(&o);
 	ck_assert_int_eq(o.status, -ENOENT);
 	ck_assert_uint_le(took, 1000);
 	run_past_tick();
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_find(nodes[0].dht, &key, 4, on_done, &o), 0);
+	ck_assert_int_eq(dht_find(sim->nodes[0].dht, &key, 4, on_done, &o), 0);
 	took = time_to_done(&o);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_uint_eq(o.n_nodes, 1);
@@ -1344,11 +996,11 @@ END_TEST
 static void
 no_refresh(void)
 {
-	for (int i = 0; i < n_nodes; i++) {
-		struct dht_cfg cfg = *dht_config(nodes[i].dht);
+	for (int i = 0; i < sim->n; i++) {
+		struct dht_cfg cfg = *dht_config(sim->nodes[i].dht);
 
 		cfg.refresh_us = 3600u * 1000 * 1000;
-		ck_assert_int_eq(dht_set_cfg(nodes[i].dht, &cfg), 0);
+		ck_assert_int_eq(dht_set_cfg(sim->nodes[i].dht, &cfg), 0);
 	}
 	run_ms(1000);
 }
@@ -1372,25 +1024,26 @@ START_TEST(test_deadline_ticks)
 
 	net_start(16);
 	net_join();
-	deadline_ticks = true;
+	sim->cfg.deadline_ticks = true;
 	/* The answer lost is the GET's. */
 	no_refresh();
 	block_ranked(r, -1, data, sizeof(data));
 	put_block(r, data, sizeof(data), 0, &key, &o);
 	ck_assert_int_eq(o.status, 0);
 	run_ms(200);
-	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), UINT64_MAX);
+	ck_assert_uint_eq(dht_next_deadline_us(sim->nodes[r].dht), UINT64_MAX);
 	run_past_tick();
 	drop_to = r;
 	drop_left = 1;
 	memset(&o, 0, sizeof(o));
-	t0 = now_us;
-	ck_assert_int_eq(dht_get(nodes[r].dht, &key, on_done, &o), 0);
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_get(sim->nodes[r].dht, &key, on_done, &o), 0);
 	/* Its first attempt gives up before the next periodic tick, and
 	 * the node was told. */
-	ck_assert_uint_le(nodes[r].tick_at, t0 + 50000);
-	ck_assert_uint_lt(nodes[r].tick_at, last_tick_us + TICK_US);
-	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), t0 + 50000);
+	ck_assert_uint_le(sim->nodes[r].tick_at, t0 + 50000);
+	ck_assert_uint_lt(sim->nodes[r].tick_at,
+	    sim->last_tick_us + DHTSIM_TICK_US);
+	ck_assert_uint_eq(dht_next_deadline_us(sim->nodes[r].dht), t0 + 50000);
 	took = time_to_done(&o);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_int_eq(memcmp(o.block, data, sizeof(data)), 0);
@@ -1398,7 +1051,7 @@ START_TEST(test_deadline_ticks)
 	ck_assert_uint_eq(stat(r, "retries"), 1);
 	ck_assert_msg(took >= 50000 && took <= 52000, "took %llu us",
 	    (unsigned long long)took);
-	ck_assert_uint_eq(dht_next_deadline_us(nodes[r].dht), UINT64_MAX);
+	ck_assert_uint_eq(dht_next_deadline_us(sim->nodes[r].dht), UINT64_MAX);
 	net_free();
 }
 END_TEST
@@ -1408,14 +1061,15 @@ END_TEST
 static void
 key_near(int i, struct dhtkey *ret)
 {
-	*ret = nodes[i].id;
+	*ret = sim->nodes[i].id;
 	ret->b[DHTKEY_LEN - 1] ^= 1;
 }
 
 static bool
 in_table(int i, int j)
 {
-	return rtable_get(dht_rtable(nodes[i].dht), &nodes[j].id) != NULL;
+	return rtable_get(dht_rtable(sim->nodes[i].dht), &sim->nodes[j].id) !=
+	    NULL;
 }
 
 /*
@@ -1436,16 +1090,16 @@ START_TEST(test_dead_neighbour_leaves)
 
 	net_start(16);
 	net_join();
-	deadline_ticks = true;
+	sim->cfg.deadline_ticks = true;
 	/* Only the test's requests may blame anyone. */
 	no_refresh();
-	for (int i = 0; i < n_nodes; i++)
+	for (int i = 0; i < sim->n; i++)
 		ck_assert(i == r || in_table(r, i));
 	for (int round = 0; round < 4; round++, n++) {
 		key_near(slow, &key);
 		hold_to = slow;
 		memset(&o[n], 0, sizeof(o[n]));
-		ck_assert_int_eq(dht_find(nodes[r].dht, &key, 4, on_done,
+		ck_assert_int_eq(dht_find(sim->nodes[r].dht, &key, 4, on_done,
 		                     &o[n]),
 		    0);
 		run_ms(60);
@@ -1456,19 +1110,19 @@ START_TEST(test_dead_neighbour_leaves)
 		ck_assert_int_eq(o[n].status, 0);
 		ck_assert(in_table(r, slow));
 	}
-	nodes[dead].alive = false;
+	sim->nodes[dead].alive = false;
 	for (int round = 0; round < 3; round++, n++) {
 		ck_assert_msg(in_table(r, dead), "gone after %d", round);
 		key_near(dead, &key);
 		memset(&o[n], 0, sizeof(o[n]));
-		ck_assert_int_eq(dht_find(nodes[r].dht, &key, 4, on_done,
+		ck_assert_int_eq(dht_find(sim->nodes[r].dht, &key, 4, on_done,
 		                     &o[n]),
 		    0);
 		run_ms(60);
 	}
 	ck_assert(!in_table(r, dead));
 	ck_assert_uint_eq(stat(r, "entries_failed"), 1);
-	for (int i = 0; i < n_nodes; i++)
+	for (int i = 0; i < sim->n; i++)
 		ck_assert_msg(i == r || i == dead || in_table(r, i),
 		    "node %d left too", i);
 	net_free();
@@ -1479,7 +1133,7 @@ END_TEST
 static bool
 holds(int i, const struct dhtkey *key)
 {
-	return store_find(&nodes[i], key) != NULL;
+	return dhtsim_block(sim, i, key) != NULL;
 }
 
 /*
@@ -1523,7 +1177,7 @@ START_TEST(test_put_candidates)
 		ck_assert(holds(c[i], &key));
 		ck_assert_uint_eq(stat(c[i], "answers_direct") - direct[i], 1);
 	}
-	for (int i = 0; i < n_nodes; i++)
+	for (int i = 0; i < sim->n; i++)
 		ck_assert(
 		    holds(i, &key) == (i == c[0] || i == c[1] || i == c[2]));
 	net_free();
@@ -1554,8 +1208,8 @@ START_TEST(test_put_candidate_routes_on)
 	true_closest(&key, w, 4);
 	s = node_of(&w[0]);
 	fourth = node_of(&w[3]);
-	linkm[r][s] = linkm[s][r] = false;
-	rtable_remove(nodes[r].dht->rt, &nodes[s].id);
+	dhtsim_cut(sim, r, s, false);
+	rtable_remove(sim->nodes[r].dht->rt, &sim->nodes[s].id);
 	fw4 = stat(fourth, "forwarded");
 	put_block(r, data, sizeof(data), 0, &key, &o);
 	ck_assert_int_eq(o.status, 0);
@@ -1587,7 +1241,7 @@ START_TEST(test_limit_tables_bounded)
 	struct dht *d;
 
 	net_start(1);
-	d = nodes[0].dht;
+	d = sim->nodes[0].dht;
 	cfg = *dht_config(d);
 	cfg.origin_quota = 100;
 	cfg.request_rate = 1;
@@ -1632,15 +1286,15 @@ static unsigned
 table_missing(int i)
 {
 	unsigned cand[DHTKEY_BITS + 1] = { 0 }, have[DHTKEY_BITS + 1] = { 0 };
-	const struct rtable *rt = dht_rtable(nodes[i].dht);
+	const struct rtable *rt = dht_rtable(sim->nodes[i].dht);
 	const struct rtable_entry *e[N_MAX];
-	struct dhtkey self = nodes[i].id;
+	struct dhtkey self = sim->nodes[i].id;
 	unsigned missing = 0, k = rtable_k(rt);
 	size_t n = rtable_closest(rt, &self, N_MAX, e);
 
-	for (int j = 0; j < n_nodes; j++)
+	for (int j = 0; j < sim->n; j++)
 		if (j != i)
-			cand[dhtkey_common_prefix(&self, &nodes[j].id)]++;
+			cand[dhtkey_common_prefix(&self, &sim->nodes[j].id)]++;
 	for (size_t j = 0; j < n; j++)
 		have[dhtkey_common_prefix(&self, &e[j]->id)]++;
 	for (unsigned p = 0; p <= DHTKEY_BITS; p++) {
@@ -1667,20 +1321,21 @@ START_TEST(test_join_one_by_one)
 	struct outcome o;
 
 	net_start(N_MAX);
-	for (int i = 1; i < n_nodes; i++) {
+	for (int i = 1; i < sim->n; i++) {
 		make_link(i, 0);
 		run_ms(60);
 	}
 	run_ms(60000);
-	for (int i = 0; i < n_nodes; i++) {
+	for (int i = 0; i < sim->n; i++) {
 		ck_assert_msg(table_missing(i) == 0,
 		    "node %d's table misses %u entries", i, table_missing(i));
 		ck_assert_uint_eq(stat(i, "timeouts"), 0);
 	}
-	for (int from = 0; from < n_nodes; from++) {
-		randombytes_buf(key.b, sizeof(key.b));
+	for (int from = 0; from < sim->n; from++) {
+		dhtsim_random(sim, key.b, sizeof(key.b));
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_find(nodes[from].dht, &key, 8, on_done, &o),
+		ck_assert_int_eq(dht_find(sim->nodes[from].dht, &key, 8,
+		                     on_done, &o),
 		    0);
 		wait_for(&o);
 		ck_assert_int_eq(o.status, 0);
@@ -1719,32 +1374,32 @@ START_TEST(test_put_quorum)
 	dhtkey_of_block(data, sizeof(data), &key);
 	true_closest(&key, w, 4);
 	silent = node_of(&w[1]);
-	nodes[silent].alive = false;
+	sim->nodes[silent].alive = false;
 	memset(&o, 0, sizeof(o));
-	t0 = now_us;
-	ck_assert_int_eq(dht_put_quorum(nodes[r].dht, data, sizeof(data),
-	                     1800000000, 4, 0, on_done, &o, &key),
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_put_quorum(sim->nodes[r].dht, &key, data, sizeof(data),
+	                     1800000000, 4, 0, on_done, &o),
 	    0);
 	wait_for(&o);
 	ck_assert_int_eq(o.status, -EIO);
 	ck_assert_uint_eq(o.receipts, 3);
-	ck_assert_uint_ge(now_us - t0, 1000000);
+	ck_assert_uint_ge(sim->now_us - t0, 1000000);
 	memset(&o, 0, sizeof(o));
-	t0 = now_us;
-	ck_assert_int_eq(dht_put_quorum(nodes[r].dht, data, sizeof(data),
-	                     1800000000, 4, 3, on_done, &o, &key),
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_put_quorum(sim->nodes[r].dht, &key, data, sizeof(data),
+	                     1800000000, 4, 3, on_done, &o),
 	    0);
 	ck_assert(!o.done);
-	while (!o.done && now_us - t0 < 15000000)
+	while (!o.done && sim->now_us - t0 < 15000000)
 		run_ms(1);
 	ck_assert(o.done);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_uint_eq(o.receipts, 3);
-	ck_assert_uint_lt(now_us - t0, 100000);
+	ck_assert_uint_lt(sim->now_us - t0, 100000);
 	for (unsigned i = 0; i < o.receipts; i++)
-		ck_assert(!dhtkey_equal(&o.storers[i], &nodes[silent].id));
-	ck_assert_int_eq(dht_put_quorum(nodes[r].dht, data, sizeof(data),
-	                     1800000000, 3, 4, on_done, &o, &key),
+		ck_assert(!dhtkey_equal(&o.storers[i], &sim->nodes[silent].id));
+	ck_assert_int_eq(dht_put_quorum(sim->nodes[r].dht, &key, data, sizeof(data),
+	                     1800000000, 3, 4, on_done, &o),
 	    -EINVAL);
 	net_free();
 }
@@ -1762,6 +1417,7 @@ test_suite(void)
 	tcase_add_test(tc, test_absent_and_lost_holder);
 	tcase_add_test(tc, test_answers_routed_back);
 	tcase_add_test(tc, test_forgeries);
+	tcase_add_test(tc, test_drop_log_rate);
 	tcase_add_test(tc, test_lying_not_found);
 	tcase_add_test(tc, test_over_rate_fails);
 	tcase_add_test(tc, test_over_rate_elsewhere);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* File system helpers (src/lib/fsutil.c): mkdir -p, atomic replacement,
- * bounded reads and path joining. */
+ * bounded reads, path joining and the check of a private key file. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -215,6 +215,49 @@ START_TEST(test_read_fifo_does_not_block)
 }
 END_TEST
 
+/* fs_check_private() of name, opened for reading; its reason in why. */
+static int
+check_private(const char *name, char *why, size_t size)
+{
+	int fd = open(test_path(name), O_RDONLY | O_CLOEXEC), r;
+
+	ck_assert_int_ge(fd, 0);
+	why[0] = '\0';
+	r = fs_check_private(fd, test_path(name), "the key", why, size);
+	(void)close(fd);
+	return r;
+}
+
+/* A key file: regular, 0600 or stricter, this user's; each fault is
+ * refused with a reason naming the file and what it should be. */
+START_TEST(test_check_private)
+{
+	char why[1024];
+
+	(void)unit_write(dir, "k", "secret", 6);
+	ck_assert_int_eq(chmod(test_path("k"), 0600), 0);
+	ck_assert_int_eq(check_private("k", why, sizeof(why)), 0);
+	ck_assert_int_eq(chmod(test_path("k"), 0400), 0);
+	ck_assert_int_eq(check_private("k", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(chmod(test_path("k"), 0640), 0);
+	ck_assert_int_eq(check_private("k", why, sizeof(why)), -EPERM);
+	ck_assert_ptr_nonnull(strstr(why, "k has mode 0640; the key must not"));
+	ck_assert_int_eq(chmod(test_path("k"), 0604), 0);
+	ck_assert_int_eq(check_private("k", why, sizeof(why)), -EPERM);
+	ck_assert_int_eq(mkdir(test_path("d"), 0700), 0);
+	ck_assert_int_eq(check_private("d", why, sizeof(why)), -EBADMSG);
+	ck_assert_ptr_nonnull(
+	    strstr(why, "d is not a regular file, so not the key"));
+	if (geteuid() != 0)
+		return; /* only root can give a file away */
+	ck_assert_int_eq(chmod(test_path("k"), 0600), 0);
+	ck_assert_int_eq(chown(test_path("k"), 65534, 65534), 0);
+	ck_assert_int_eq(check_private("k", why, sizeof(why)), -EPERM);
+	ck_assert_ptr_nonnull(strstr(why, "is owned by uid 65534"));
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -230,6 +273,7 @@ test_suite(void)
 	tcase_add_test(tc, test_read_limits);
 	tcase_add_test(tc, test_mkdir_p_on_file);
 	tcase_add_test(tc, test_read_fifo_does_not_block);
+	tcase_add_test(tc, test_check_private);
 	suite_add_tcase(s, tc);
 	return s;
 }

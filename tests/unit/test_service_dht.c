@@ -177,6 +177,19 @@ START_TEST(test_status_empty)
 	ck_assert_uint_eq(st->bytes, 0);
 	ck_assert_uint_eq(st->quota, DHTD_QUOTA);
 	ck_assert_uint_eq(st->n_buckets, 0);
+	/* CSCC at its start: the seed's window, nothing measured. */
+	ck_assert_ptr_nonnull(st->cc);
+	ck_assert_uint_eq(st->cc->scheme, FERRY_DHT_CC_CSCC);
+	ck_assert_uint_eq(st->cc->waiting, 0);
+	ck_assert_uint_eq(st->cc->in_flight, 0);
+	ck_assert(st->cc->credits == 5.0);
+	ck_assert(st->cc->ssthresh == 1000.0);
+	ck_assert_uint_eq(st->cc->rtt_us, 0);
+	ck_assert_uint_eq(st->cc->rto_us, 1000000);
+	ck_assert_uint_eq(st->cc->retransmits + st->cc->losses +
+	        st->cc->drops + st->cc->duplicates + st->cc->refused,
+	    0);
+	ck_assert_ptr_null(st->bpcc);
 	ferry_dht_status_free(st);
 }
 END_TEST
@@ -347,10 +360,17 @@ START_TEST(test_refused_values)
 	wire_put32(buf + 4, 12);
 	raw_write(fd, buf, 8);
 	n = raw_frame(fd, buf);
-	ck_assert_uint_eq(n, FERRY_C_DHT_STATUS_FIXED);
+	/* No bucket; the congestion control's section, CSCC's. */
+	ck_assert_uint_eq(n,
+	    FERRY_C_DHT_STATUS_FIXED + FERRY_C_DHT_SECTION_HDR +
+	        FERRY_C_DHT_CC_SIZE);
 	ck_assert_uint_eq(wire_get16(buf + 2), FERRY_C_DHT_STATUS);
 	ck_assert_uint_eq(wire_get32(buf + 4), 12);
+	ck_assert_uint_eq(wire_get16(buf + 48), 0);
 	ck_assert_uint_eq(wire_get16(buf + 50), 0);
+	ck_assert_uint_eq(wire_get16(buf + 52), FERRY_C_DHT_SECTION_CC);
+	ck_assert_uint_eq(wire_get16(buf + 54), FERRY_C_DHT_CC_SIZE);
+	ck_assert_uint_eq(buf[56], FERRY_DHT_CC_CSCC);
 	raw_write(fd, buf, mk_find(buf, 13, 32, 0));
 	n = raw_frame(fd, buf);
 	ck_assert_uint_eq(n, FERRY_C_DHT_NODE_SIZE);

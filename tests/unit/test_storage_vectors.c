@@ -13,31 +13,23 @@
  * FERRY_VECTORS_PRINT=1 prints them all and checks nothing, for when the
  * format changes on purpose.
  */
-#include <ctype.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
 #include <openssl/evp.h>
 
-#include "lib/fsutil.h"
 #include "storage/chunk.h"
 #include "storage/filesum.h"
 #include "storage/manifest.h"
 #include "storage/uri.h"
 #include "unit.h"
+#include "vector_page.h"
 
 #define PAGE       "man/ferry-storage.7"
 #define ITERATIONS 100
 #define FILE_LEN   1025
 #define CHUNK      1024
-
-struct vector {
-	const char *name;
-	const char *hex; /* bytes in hex, or the text of a text vector */
-	bool text;
-};
 
 static const struct vector vectors[] = {
 	{ "salt_data_aes",
@@ -89,155 +81,29 @@ static const struct vector vectors[] = {
 
 #define N_VECTORS (sizeof(vectors) / sizeof(vectors[0]))
 
+static struct vector_page page = { PAGE, vectors, N_VECTORS, false, NULL };
+
 static uint8_t secret[STORAGE_SECRET_LEN];
-static char *page;
-static bool print_only; /* FERRY_VECTORS_PRINT */
 
 static void
 test_setup(void)
 {
-	uint8_t *data = NULL;
-	size_t len;
-
 	for (size_t i = 0; i < sizeof(secret); i++)
 		secret[i] = (uint8_t)i;
-	if (print_only)
-		return;
-	ck_assert_int_eq(fs_read_file(FERRY_SOURCE_DIR "/" PAGE, 1 << 20, &data,
-	                     &len),
-	    0);
-	page = (char *)data;
+	vector_page_load(&page);
 }
 
 static void
 test_teardown(void)
 {
-	free(page);
-	page = NULL;
-}
-
-static const struct vector *
-vector_find(const char *name)
-{
-	for (size_t i = 0; i < N_VECTORS; i++)
-		if (strcmp(vectors[i].name, name) == 0)
-			return &vectors[i];
-	ck_abort_msg("no vector named %s in the test", name);
-	return NULL;
-}
-
-/* The code's bytes as the page lays them out: 16 to a line. */
-static void
-print_hex(const char *name, const uint8_t *b, size_t len)
-{
-	fprintf(stderr, "vector %s (%zu bytes) as the code makes it:\n", name,
-	    len);
-	for (size_t i = 0; i < len; i++)
-		fprintf(stderr, "%02x%s", b[i],
-		    i + 1 == len || i % 16 == 15 ? "\n" : " ");
-}
-
-static char *
-to_hex(const uint8_t *b, size_t len)
-{
-	char *s = malloc(2 * len + 1);
-
-	ck_assert_ptr_nonnull(s);
-	for (size_t i = 0; i < len; i++)
-		(void)snprintf(s + 2 * i, 3, "%02x", b[i]);
-	s[2 * len] = '\0';
-	return s;
-}
-
-/* The leading two-digit hex words of the line from p to eol, into out. */
-static size_t
-page_hex_line(const char *p, const char *eol, char *out)
-{
-	size_t n = 0;
-
-	while (p < eol) {
-		while (p < eol && *p == ' ')
-			p++;
-		if (eol - p < 2 || !isxdigit((unsigned char)p[0]) ||
-		    !isxdigit((unsigned char)p[1]) ||
-		    (p + 2 < eol && p[2] != ' '))
-			break;
-		out[n++] = (char)tolower((unsigned char)p[0]);
-		out[n++] = (char)tolower((unsigned char)p[1]);
-		p += 2;
-	}
-	return n;
-}
-
-/*
- * The block the page prints under ".\" vector: name": for bytes, the
- * leading two-digit hex words of each line (what follows is a comment);
- * for text, each line without its blanks, joined. NULL if there is none.
- */
-static char *
-page_block(const char *name, bool text)
-{
-	char marker[96], *out, *p, *end;
-	size_t n = 0;
-
-	(void)snprintf(marker, sizeof(marker), "\n.\\\" vector: %s\n", name);
-	p = strstr(page, marker);
-	if (p == NULL)
-		return NULL;
-	p = strchr(p + 1, '\n') + 1;
-	ck_assert_msg(strncmp(p, ".Bd -literal", 12) == 0,
-	    "%s: vector %s is not followed by a literal display", PAGE, name);
-	p = strchr(p, '\n') + 1;
-	end = strstr(p, "\n.Ed\n");
-	ck_assert_msg(end != NULL, "%s: vector %s has no .Ed", PAGE, name);
-	out = calloc(1, (size_t)(end - p) + 2);
-	ck_assert_ptr_nonnull(out);
-	while (p <= end) {
-		char *eol = strchr(p, '\n');
-
-		if (text) {
-			for (; p < eol; p++)
-				if (!isspace((unsigned char)*p))
-					out[n++] = *p;
-		} else {
-			n += page_hex_line(p, eol, out + n);
-		}
-		p = eol + 1;
-	}
-	out[n] = '\0';
-	return out;
+	vector_page_done(&page);
 }
 
 /* Checks what the code made against the test's hex and the page's. */
 static void
 check_vector(const char *name, const void *got, size_t len)
 {
-	const struct vector *v = vector_find(name);
-	char *hex = v->text ? strndup(got, len) : to_hex(got, len);
-	char *shown;
-	bool ok;
-
-	ck_assert_ptr_nonnull(hex);
-	ok = !print_only && strcmp(hex, v->hex) == 0;
-	if (!ok) {
-		if (v->text)
-			fprintf(stderr, "vector %s as the code makes it:\n%s\n",
-			    name, hex);
-		else
-			print_hex(name, got, len);
-	}
-	if (print_only) {
-		free(hex);
-		return;
-	}
-	ck_assert_msg(ok, "vector %s: the code's bytes differ from the test's",
-	    name);
-	shown = page_block(name, v->text);
-	ck_assert_msg(shown != NULL, "%s prints no vector %s", PAGE, name);
-	ck_assert_msg(strcmp(shown, v->hex) == 0,
-	    "vector %s: %s prints other bytes than the code makes", name, PAGE);
-	free(hex);
-	free(shown);
+	vector_page_check(&page, name, got, len);
 }
 
 /* The page's recipe, with OpenSSL alone: PBKDF2-HMAC-SHA512 of the
@@ -362,20 +228,7 @@ END_TEST
 
 START_TEST(test_page_has_no_other)
 {
-	const char *p = page;
-	size_t n = 0;
-
-	if (print_only)
-		return;
-	while ((p = strstr(p, "\n.\\\" vector: ")) != NULL) {
-		char name[64];
-
-		p += strlen("\n.\\\" vector: ");
-		ck_assert_int_eq(sscanf(p, "%63s", name), 1);
-		(void)vector_find(name);
-		n++;
-	}
-	ck_assert_uint_eq(n, N_VECTORS);
+	vector_page_check_all(&page);
 }
 END_TEST
 
@@ -396,8 +249,5 @@ vectors_suite(void)
 int
 main(void)
 {
-	const char *env = getenv("FERRY_VECTORS_PRINT");
-
-	print_only = env != NULL && *env != '\0' && strcmp(env, "0") != 0;
 	return unit_run(vectors_suite());
 }
