@@ -114,6 +114,7 @@ dhtsim_cfg_default(struct dhtsim_cfg *ret)
 	ret->dht.refresh_us = 2u * 1000 * 1000;
 	ret->srtt_us = 500;
 	ret->store_quota = 512u << 10;
+	ret->event_us = DHTSIM_EVENT_US;
 	ret->link.cap = DHTSIM_NO_CAP;
 }
 
@@ -276,7 +277,7 @@ dhtsim_run_until(struct dhtsim *s, uint64_t end_us)
 		dhtsim_link_due(s);
 		if (sim_pop(s, &e)) {
 			sim_deliver(s, &e);
-			s->now_us += DHTSIM_EVENT_US;
+			s->now_us += s->cfg.event_us;
 		} else {
 			s->now_us += sim_idle_step(s);
 		}

@@ -10,11 +10,12 @@
  *
  * The model: one queue of events (a message, a link coming up or going
  * down, a store call completing, a tick a node asked for), delivered in
- * order, each taking DHTSIM_EVENT_US of time; with the queue empty time
- * moves DHTSIM_IDLE_US at a step (DHTSIM_EVENT_US with deadline ticks),
- * never past the next message due. Every node is ticked every
- * DHTSIM_TICK_US. A HELO is a node's index in 2 bytes, which only this
- * env reads.
+ * order, each taking DHTSIM_EVENT_US of time (cfg.event_us: with 0 they
+ * take none, and each node takes proc_us for a message instead, in
+ * parallel); with the queue empty time moves DHTSIM_IDLE_US at a step
+ * (DHTSIM_EVENT_US with deadline ticks), never past the next message
+ * due. Every node is ticked every DHTSIM_TICK_US. A HELO is a node's
+ * index in 2 bytes, which only this env reads.
  *
  * Each way of a link (dhtsim_link.c) is a FIFO of the messages sent over
  * it: a message is due once sent at the way's rate, one after the other,
@@ -25,10 +26,8 @@
  * core. By default a way has no delay, no transfer time and no cap: a
  * message is queued as it is sent.
  *
- * The DHT draws request ids and refresh targets from libsodium's
- * randombytes: while a network exists these come from its seed too
- * (dhtsim_rand.c), so that the same seed and the same calls make the
- * same run.
+ * While a network exists libsodium's randombytes, the DHT's own draws,
+ * come from its seed too (dhtsim_rand.c): a seed replays a run.
  */
 #ifndef FERRY_TESTS_DHTSIM_H
 #define FERRY_TESTS_DHTSIM_H
@@ -92,6 +91,9 @@ struct dhtsim_cfg {
 			       * quota (bytes) */
 	bool no_helos;        /* own_helo and peer_helo give none: a node
 			       * links only to peers it was linked to */
+	uint64_t event_us;    /* the time each event of the queue takes */
+	uint64_t proc_us;     /* the time a node takes for a message it
+			       * takes, and takes no other; 0: none */
 	/* Each way of a link when first linked or asked for. */
 	struct dhtsim_link_cfg link;
 };
@@ -153,6 +155,7 @@ struct dhtsim_node {
 	struct dht *dht;
 	struct stats *stats;           /* its DHT's counters, "dht.<name>" */
 	uint64_t tick_at;              /* its next deadline (deadline ticks) */
+	uint64_t busy_us;              /* it takes no message before */
 	unsigned unlinks;              /* links its DHT dropped */
 	uint64_t sink;                 /* a counter stats could not make */
 	struct map *links;             /* peer index -> struct dhtsim_link */
@@ -207,7 +210,8 @@ struct dhtsim {
 /* The defaults: seed 1, dht_cfg_default() with REFRESH_INTERVAL 2 s, the
  * DHT not dropping links, periodic ticks only, srtt 500 µs (a round trip
  * at light load: an event each way, behind what else is queued), a quota
- * of 512 KiB, HELOs, links without delay, transfer time or cap. */
+ * of 512 KiB, HELOs, events of DHTSIM_EVENT_US and no processing time,
+ * links without delay, transfer time or cap. */
 void dhtsim_cfg_default(struct dhtsim_cfg *ret);
 
 /* n nodes (1 to 65536) with the cfg (copied), none linked; node i's
@@ -274,10 +278,9 @@ const struct dhtsim_msg *dhtsim_link_msgs(const struct dhtsim *s, int a, int b);
  * or -EINVAL. */
 int dhtsim_hold(struct dhtsim *s, int a, int b, bool hold);
 /* Stops node i (SIGSTOP) or lets it go on: stopped, it is not ticked,
- * takes nothing from its links (they fill, and their senders' sends say
- * -EAGAIN), and its other events (a store's completion, a wake, news of
- * a link) and drains owed to it wait; all come in order once it goes
- * on. */
+ * takes nothing from its links (they fill, and then refuse sends), and
+ * its other events (a store's completion, a wake, news of a link) and
+ * drains owed to it wait; all come in order once it goes on. */
 void dhtsim_stop(struct dhtsim *s, int i, bool stop);
 
 /* Runs the network until the clock reads end. */

@@ -3,8 +3,9 @@
  * The links of the fake DHT network (dhtsim.h): each node's records of
  * its peers, links coming up and going down, and each way of a link as a
  * FIFO of messages with a delay, a rate and a cap, which its peer takes
- * unless it holds the sender (env.hold) or is stopped, and the drains
- * owed to the senders a full way refused.
+ * unless it holds the sender (env.hold), is stopped or is busy with the
+ * one before (cfg.proc_us), and the drains owed to the senders a full
+ * way refused.
  */
 #include "dhtsim_int.h"
 
@@ -362,12 +363,20 @@ dhtsim_link_turn(struct dhtsim *s, int a, int b)
 		l->n_stalled++;
 		return;
 	}
+	/* Busy with the one before: its turn comes again then, behind
+	 * those that came before it. */
+	if (to->alive && to->busy_us > s->now_us) {
+		if (due_push(s, to->busy_us, a, b) < 0)
+			l->n_stalled++; /* the next to hold or stop frees it */
+		return;
+	}
 	m = l->head;
 	l->head = m->next;
 	if (l->head == NULL)
 		l->tail = NULL;
 	l->n_msgs--;
 	if (to->alive && back != NULL && back->up) {
+		to->busy_us = s->now_us + s->cfg.proc_us;
 		back->heard_us = s->now_us;
 		s->c.delivered++;
 		/* FNV-1a's step over what makes this delivery this one. */

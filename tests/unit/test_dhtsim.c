@@ -12,8 +12,9 @@
  * after their transfer at its rate, one after the other, and its delay;
  * its cap refusing sends (answers with room of their own) and the drain
  * heard at half; a peer that holds the sender or is stopped takes
- * nothing until it lets go, then all in order. The same seed and calls
- * make the same run, the DHT's own random draws included.
+ * nothing until it lets go, then all in order; a node with a processing
+ * time takes one message at a time. The same seed and calls make the
+ * same run, the DHT's own random draws included.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -431,6 +432,52 @@ START_TEST(test_stop)
 }
 END_TEST
 
+/* Events that take no time, and nodes that take 100 µs for each
+ * message: node 1 takes the five sent to it at once one after the
+ * other, in the order of their sends, one each 100 µs. */
+START_TEST(test_proc_time)
+{
+	struct dhtsim_cfg cfg;
+	struct dhtsim *s;
+	static const uint8_t body[3];
+	uint64_t t0, delivered;
+
+	dhtsim_cfg_default(&cfg);
+	cfg.dht.refresh_us = 3600ull * 1000 * 1000;
+	ck_assert_uint_eq(cfg.event_us, DHTSIM_EVENT_US);
+	ck_assert_uint_eq(cfg.proc_us, 0);
+	cfg.event_us = 0;
+	cfg.proc_us = 100;
+	ck_assert_int_eq(dhtsim_new(&cfg, 3, &s), 0);
+	ck_assert_int_eq(dhtsim_link(s, 0, 1), 0);
+	ck_assert_int_eq(dhtsim_link(s, 2, 1), 0);
+	dhtsim_run_ms(s, 150);
+	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
+	ck_assert_ptr_null(dhtsim_link_msgs(s, 2, 1));
+	t0 = s->now_us;
+	delivered = s->c.delivered;
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body,
+		                     3),
+		    0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(dhtsim_send(s, 2, 1, FERRY_MSG_DHT_FIND, body,
+		                     3),
+		    0);
+	dhtsim_run_until(s, t0 + 1);
+	ck_assert_uint_eq(s->c.delivered, delivered + 1);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).heard_us, t0);
+	dhtsim_run_until(s, t0 + 201);
+	ck_assert_uint_eq(s->c.delivered, delivered + 3);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).heard_us, t0 + 200);
+	ck_assert_uint_lt(dhtsim_link_get(s, 1, 2).heard_us, t0);
+	dhtsim_run_until(s, t0 + 401);
+	ck_assert_uint_eq(s->c.delivered, delivered + 5);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 2).heard_us, t0 + 400);
+	dhtsim_free(s);
+}
+END_TEST
+
 /* 12 nodes join through node 0 and refresh their buckets (random
  * targets) for 20 s: what was delivered, when, from whom to whom. */
 static uint64_t
@@ -492,6 +539,7 @@ test_suite(void)
 	tcase_add_test(tc, test_link_delay_rate);
 	tcase_add_test(tc, test_link_cap_hold);
 	tcase_add_test(tc, test_stop);
+	tcase_add_test(tc, test_proc_time);
 	tcase_add_test(tc, test_replay);
 	suite_add_tcase(s, tc);
 	return s;
