@@ -254,9 +254,10 @@ END_TEST
 /*
  * A queue blocked for BPCC_BLOCK_MAX is given up: its requests are
  * routed again without node 2 and end at node 1, which answers them (no
- * hop is closer to node 2's id but 2 itself), its hold ends, node 2 counts a failure and is passed over, so that node 1
- * answers the next request for that key itself at once; a drain notice
- * from 2 makes it a next hop again.
+ * hop is closer to node 2's id but 2 itself), its hold ends, node 2
+ * counts a failure and is passed over, so that node 1 answers the next
+ * request for that key itself at once; a drain notice from 2 makes it a
+ * next hop again.
  */
 START_TEST(test_block_max)
 {
@@ -442,7 +443,7 @@ check_quiet(void)
 
 /*
  * 16 nodes, k = 2 (lookups take several hops), BPCC_QUEUE 4: each node
- * keeps 24 lookups going, 150 each, on nodes that take one message per
+ * keeps 64 lookups going, 300 each, on nodes that take one message per
  * 100 µs. Queues fill and hold their senders, and every lookup ends well;
  * no queue stays blocked for BPCC_BLOCK_MAX (the waits never close into
  * a cycle: one would wedge its queues until then), and once the flood is

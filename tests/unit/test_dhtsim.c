@@ -274,6 +274,17 @@ START_TEST(test_store)
 }
 END_TEST
 
+/* Links a and b and runs past the first tick's lookups, before the
+ * next: nothing on the link either way. */
+static void
+link_quiet(struct dhtsim *s, int a, int b)
+{
+	ck_assert_int_eq(dhtsim_link(s, a, b), 0);
+	dhtsim_run_ms(s, 150);
+	ck_assert_ptr_null(dhtsim_link_msgs(s, a, b));
+	ck_assert_ptr_null(dhtsim_link_msgs(s, b, a));
+}
+
 /* 5 ms each way, 100 kB/s from 0 to 1: a message of 1000 bytes is due
  * 15 ms after its send, the next of 500 bytes 5 ms after it, behind it
  * on the way; each is taken at its time, not before. */
@@ -289,11 +300,7 @@ START_TEST(test_link_delay_rate)
 	ck_assert_uint_eq(c.cap, DHTSIM_NO_CAP);
 	ck_assert_uint_eq(c.delay_us, 0);
 	ck_assert_uint_eq(c.rate, 0);
-	ck_assert_int_eq(dhtsim_link(s, 0, 1), 0);
-	/* Past the first tick's lookups, before the next. */
-	dhtsim_run_ms(s, 150);
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 1, 0));
+	link_quiet(s, 0, 1);
 	c.delay_us = 5000;
 	ck_assert_int_eq(dhtsim_link_set(s, 1, 0, &c), 0);
 	c.rate = 100000;
@@ -336,11 +343,7 @@ START_TEST(test_link_cap_hold)
 	uint64_t delivered;
 	int n = 0;
 
-	ck_assert_int_eq(dhtsim_link(s, 0, 1), 0);
-	/* Past the first tick's lookups, before the next. */
-	dhtsim_run_ms(s, 150);
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 1, 0));
+	link_quiet(s, 0, 1);
 	c.cap = 4;
 	c.answer_room = 1;
 	ck_assert_int_eq(dhtsim_link_set(s, 0, 1, &c), 0);
@@ -397,11 +400,7 @@ START_TEST(test_stop)
 	uint64_t delivered, malformed;
 	struct dhtkey key;
 
-	ck_assert_int_eq(dhtsim_link(s, 0, 1), 0);
-	/* Past the first tick's lookups, before the next. */
-	dhtsim_run_ms(s, 150);
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 1, 0));
+	link_quiet(s, 0, 1);
 	c.cap = 1;
 	ck_assert_int_eq(dhtsim_link_set(s, 1, 0, &c), 0);
 	malformed = dhtsim_stat(s, 1, "malformed");
@@ -449,10 +448,8 @@ START_TEST(test_proc_time)
 	cfg.event_us = 0;
 	cfg.proc_us = 100;
 	ck_assert_int_eq(dhtsim_new(&cfg, 3, &s), 0);
-	ck_assert_int_eq(dhtsim_link(s, 0, 1), 0);
 	ck_assert_int_eq(dhtsim_link(s, 2, 1), 0);
-	dhtsim_run_ms(s, 150);
-	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
+	link_quiet(s, 0, 1);
 	ck_assert_ptr_null(dhtsim_link_msgs(s, 2, 1));
 	t0 = s->now_us;
 	delivered = s->c.delivered;
