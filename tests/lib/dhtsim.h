@@ -10,14 +10,29 @@
  *
  * The model: one queue of events (a message, a link coming up or going
  * down, a store call completing, a tick a node asked for), delivered in
- * order, each taking DHTSIM_EVENT_US of time; with the queue empty time
- * moves DHTSIM_IDLE_US at a step (DHTSIM_EVENT_US with deadline ticks).
- * Every node is ticked every DHTSIM_TICK_US. A HELO is a node's index in
- * 2 bytes, which only this env reads.
+ * order, each taking DHTSIM_EVENT_US of time (cfg.event_us: with 0 they
+ * take none, and each node takes proc_us for a message instead, in
+ * parallel); with the queue empty time moves DHTSIM_IDLE_US at a step
+ * (DHTSIM_EVENT_US with deadline ticks), never past the next message
+ * due. Every node is ticked every DHTSIM_TICK_US. A HELO is a node's
+ * index in 2 bytes, which only this env reads.
+ *
+ * Each way of a link (dhtsim_link.c) is a FIFO of the messages sent over
+ * it: a message is due once sent at the way's rate, one after the other,
+ * and carried for its delay, and then queued for its peer, which takes
+ * it unless it holds the sender (env.hold) or is stopped; until taken it
+ * counts against the way's cap, past which sends say -EAGAIN and the
+ * sender hears dht_drained() once they fell to half, as from ferryd's
+ * core. By default a way has no delay, no transfer time and no cap: a
+ * message is queued as it is sent.
+ *
+ * While a network exists libsodium's randombytes, the DHT's own draws,
+ * come from its seed too (dhtsim_rand.c): a seed replays a run.
  */
 #ifndef FERRY_TESTS_DHTSIM_H
 #define FERRY_TESTS_DHTSIM_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,8 +44,10 @@
 #define DHTSIM_IDLE_US  1000u       /* a step of time with nothing queued */
 #define DHTSIM_T0_US    1000000u    /* the clock at the start */
 #define DHTSIM_WALL0_S  1700000000u /* the wall clock at the start */
+#define DHTSIM_NO_CAP   UINT_MAX    /* a way of a link without a bound */
 
 struct dhtsim;
+struct dhtsim_due;
 struct dhtsim_event;
 struct map;
 
@@ -47,6 +64,20 @@ enum dhtsim_verdict {
 typedef enum dhtsim_verdict dhtsim_filter_fn(void *arg, int from, int to,
     uint16_t type, size_t len);
 
+/* How one way of a link, from a node to its peer, carries messages. */
+struct dhtsim_link_cfg {
+	uint64_t delay_us;    /* on the way, once sent */
+	uint64_t rate;        /* bytes a second it sends, one message after
+			       * the other; 0: no transfer time */
+	unsigned cap;         /* messages on it at once, from their send
+			       * until the peer takes them; DHTSIM_NO_CAP:
+			       * no bound */
+	unsigned answer_room; /* DHT answers may go this many past cap, as
+			       * ferryd's take the core's bulk class when
+			       * requests fill its control class
+			       * (dhtnode_env.c) */
+};
+
 struct dhtsim_cfg {
 	uint64_t seed;        /* the identities and dhtsim_random() */
 	struct dht_cfg dht;   /* every node's at its start */
@@ -58,19 +89,46 @@ struct dhtsim_cfg {
 			       * srtt_us (NULL) */
 	uint64_t store_quota; /* what each store's usage says is its
 			       * quota (bytes) */
+	bool no_helos;        /* own_helo and peer_helo give none: a node
+			       * links only to peers it was linked to */
+	uint64_t event_us;    /* the time each event of the queue takes */
+	uint64_t proc_us;     /* the time a node takes for a message it
+			       * takes, and takes no other; 0: none */
+	/* Each way of a link when first linked or asked for. */
+	struct dhtsim_link_cfg link;
+};
+
+/* A message on one way of a link. */
+struct dhtsim_msg {
+	struct dhtsim_msg *next; /* the next one sent that way */
+	uint64_t at_us;          /* when it is due at the peer */
+	uint16_t type;
+	size_t len;
+	uint8_t body[]; /* len bytes */
 };
 
 /* One side of a link, or of a wish for one: node a's view of b. Kept
  * after the link went down (ups, born_us, heard_us). */
 struct dhtsim_link {
-	int peer;                 /* b, the map's key */
-	bool up;                  /* linked now (both sides say so) */
-	bool asked;               /* a asked for it (the DHT may drop it) */
-	bool pinned;              /* a client of a wants it (may_unlink: no) */
-	bool known;               /* a knows b's address (a link or its HELO) */
-	unsigned ups;             /* link-up events a's DHT had for b */
-	uint64_t born_us;         /* when it last came up */
-	uint64_t heard_us;        /* when a last had a message of b over it */
+	int peer;          /* b, the map's key */
+	bool up;           /* linked now (both sides say so) */
+	bool asked;        /* a asked for it (the DHT may drop it) */
+	bool pinned;       /* a client of a wants it (may_unlink: no) */
+	bool known;        /* a knows b's address (a link or its HELO) */
+	unsigned ups;      /* link-up events a's DHT had for b */
+	uint64_t born_us;  /* when it last came up */
+	uint64_t heard_us; /* when a last had a message of b over it */
+	bool holds;        /* a holds b (env.hold): takes nothing of b's */
+	/* The way from a to b: how it carries messages, and those on it,
+	 * oldest first. */
+	struct dhtsim_link_cfg cfg;
+	struct dhtsim_msg *head, *tail;
+	unsigned n_msgs;
+	unsigned n_stalled;       /* of those, due but left: b held a or
+				   * was stopped */
+	uint64_t free_us;         /* when it may start sending the next */
+	uint64_t last_us;         /* when the last one sent is due */
+	bool owed;                /* a send was refused: a drain is owed */
 	struct dhtsim_link *next; /* a's next record */
 };
 
@@ -91,11 +149,13 @@ struct dhtsim_node {
 	bool unreachable;       /* links asked for to or by it never come */
 	bool corrupt;           /* serves blocks with a byte flipped */
 	bool liar;              /* its store_has() says no to everything */
+	bool stopped;           /* stopped (SIGSTOP; dhtsim_stop()) */
 	struct identity *ident; /* from the seed and idx */
 	struct dhtkey id;       /* of ident */
 	struct dht *dht;
 	struct stats *stats;           /* its DHT's counters, "dht.<name>" */
 	uint64_t tick_at;              /* its next deadline (deadline ticks) */
+	uint64_t busy_us;              /* it takes no message before */
 	unsigned unlinks;              /* links its DHT dropped */
 	uint64_t sink;                 /* a counter stats could not make */
 	struct map *links;             /* peer index -> struct dhtsim_link */
@@ -115,6 +175,11 @@ struct dhtsim_counters {
 	uint64_t held;        /* kept aside with DHTSIM_HOLD */
 	uint64_t bad_unlinks; /* unlink() of a link not the DHT's to drop
 			       * (refused; a bug in the DHT) */
+	uint64_t refused;     /* sends a way at its cap refused */
+	uint64_t drains;      /* dht_drained() calls it made */
+	uint64_t hold_calls;  /* env.hold() calls, either way */
+	uint64_t trace;       /* a hash of each message taken: its time,
+			       * nodes, type and length */
 };
 
 struct dhtsim {
@@ -130,18 +195,23 @@ struct dhtsim {
 	struct dhtsim_counters c;
 	uint64_t rng;      /* dhtsim_random()'s state */
 	struct map *by_id; /* node id -> struct dhtsim_node */
-	/* The sim's own: the queue (a ring), messages held, and events of
-	 * frozen nodes' stores, cancelled at the end. */
+	/* The sim's own: the queue (a ring), messages held, events of
+	 * frozen nodes' stores, cancelled at the end, events of stopped
+	 * nodes, and messages not due yet (a heap by time). */
 	struct dhtsim_event *q;
 	size_t q_head, q_len, q_cap;
-	struct dhtsim_event *held, *parked;
-	size_t n_held, cap_held, n_parked, cap_parked;
+	struct dhtsim_event *held, *parked, *paused;
+	size_t n_held, cap_held, n_parked, cap_parked, n_paused, cap_paused;
+	struct dhtsim_due *due;
+	size_t n_due, cap_due;
+	uint64_t due_seq;
 };
 
 /* The defaults: seed 1, dht_cfg_default() with REFRESH_INTERVAL 2 s, the
  * DHT not dropping links, periodic ticks only, srtt 500 µs (a round trip
  * at light load: an event each way, behind what else is queued), a quota
- * of 512 KiB. */
+ * of 512 KiB, HELOs, events of DHTSIM_EVENT_US and no processing time,
+ * links without delay, transfer time or cap. */
 void dhtsim_cfg_default(struct dhtsim_cfg *ret);
 
 /* n nodes (1 to 65536) with the cfg (copied), none linked; node i's
@@ -163,6 +233,11 @@ uint64_t dhtsim_stat_sum(const struct dhtsim *s, const char *name);
 /* The block of key in node i's store, or NULL. */
 const struct dhtsim_block *dhtsim_block(const struct dhtsim *s, int i,
     const struct dhtkey *key);
+/* Puts a copy of data into node i's store under key (not checked), as
+ * if it had been stored there before, with expiry unless it has a later
+ * one. 0 or -ENOMEM. */
+int dhtsim_store(struct dhtsim *s, int i, const struct dhtkey *key,
+    const void *data, size_t len, uint64_t expiry);
 
 /* Node a asks for a link to b (as if a's DHT had, HELO and all): unless
  * it is up already, or either node is dead or unreachable, it comes up
@@ -182,11 +257,31 @@ struct dhtsim_link dhtsim_link_get(const struct dhtsim *s, int a, int b);
  * not drop it then. 0 or -ENOMEM. */
 int dhtsim_pin(struct dhtsim *s, int a, int b, bool pinned);
 /* Sends a message of type from a to b over their link, as a's DHT
- * would: through the filter. 0, -ENOTCONN, -EAGAIN or -ENOMEM. */
+ * would: through the filter, then onto the way from a to b. 0,
+ * -ENOTCONN, -EAGAIN (the filter, or the way at its cap: a drain is owed
+ * to a) or -ENOMEM. */
 int dhtsim_send(struct dhtsim *s, int a, int b, uint16_t type, const void *body,
     size_t len);
 /* The messages held (DHTSIM_HOLD) go on their way, in order. */
 void dhtsim_release(struct dhtsim *s);
+/* The way from a to b carries what a sends from now on as cfg says (the
+ * messages on it keep their times); if its messages are within half the
+ * new cap and a drain is owed, a hears of it now. 0, -EINVAL or
+ * -ENOMEM. */
+int dhtsim_link_set(struct dhtsim *s, int a, int b,
+    const struct dhtsim_link_cfg *cfg);
+/* The messages on the way from a to b, oldest first, or NULL; valid
+ * until the network runs or a sends again. */
+const struct dhtsim_msg *dhtsim_link_msgs(const struct dhtsim *s, int a, int b);
+/* a holds b (or lets go), as a's DHT does through env.hold: a takes no
+ * message of b's until it lets go, and then takes those due, in order. 0
+ * or -EINVAL. */
+int dhtsim_hold(struct dhtsim *s, int a, int b, bool hold);
+/* Stops node i (SIGSTOP) or lets it go on: stopped, it is not ticked,
+ * takes nothing from its links (they fill, and then refuse sends), and
+ * its other events (a store's completion, a wake, news of a link) and
+ * drains owed to it wait; all come in order once it goes on. */
+void dhtsim_stop(struct dhtsim *s, int i, bool stop);
 
 /* Runs the network until the clock reads end. */
 void dhtsim_run_until(struct dhtsim *s, uint64_t end_us);

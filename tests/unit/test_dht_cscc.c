@@ -5,29 +5,26 @@
  * with the seed's constants: slow start, avoidance, loss from either
  * side of ssthresh, the RTT and error estimates and the timeout. Then
  * real DHT nodes (struct dht, its routing, wire encoding and attempts)
- * on this test's network in virtual time, each message taking a one-way
- * delay and, past 4 KiB, a transfer time: requests beyond the credits
+ * on the fake network of tests/lib/dhtsim.h in virtual time, each way of
+ * a link taking DELAY_US, events no time: requests beyond the credits
  * wait their turn and the queue's bound refuses more; an attempt with no
  * ACK within the RTO is a loss and is sent again; an ACK goes ahead of a
- * large block, so the RTT is the request's; a relay whose next hop's
- * queue is full drops the request without an answer (none, the
- * baseline); a peer that answers two attempts of a request counts the
- * second. The network is this file's, not tests/lib/dhtsim's, which
- * delivers every message in order at one event's time: CSCC's timing
- * needs a one-way delay and, for the ACK, a transfer time by size.
+ * large block on a slow link, so the RTT is the request's; a relay whose
+ * next hop's queue is full drops the request without an answer (none,
+ * the baseline); a peer that answers two attempts of a request counts
+ * the second.
  */
+/* unit-link: ferry_testlib */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
-#include <sodium.h>
 
-#include "core/identity.h"
 #include "dht/dht.h"
 #include "dht/dht_cscc.h"
 #include "dht/dht_int.h"
-#include "lib/stats.h"
+#include "dhtsim.h"
 #include "unit.h"
 
 /* --- the window alone --------------------------------------------------- */
@@ -185,374 +182,118 @@ END_TEST
 
 /* --- DHT nodes on a network in virtual time ----------------------------- */
 
-#define N_MAX        4
-#define DELAY_US     10000u /* one way */
-#define BYTES_PER_MS 40u    /* past 4 KiB: 8 KiB take 200 ms more */
-#define TICK_US      100000u
-#define EV_MAX       4096
+#define DELAY_US 10000u  /* one way */
+#define BIG_LEN  65536u  /* a block that takes its time to cross */
+#define BIG_RATE 320000u /* bytes a second: 64 KiB take 204.8 ms */
 
-enum ev_kind { EV_MSG, EV_STORED, EV_GOT, EV_WAKE };
+static struct dhtsim *sim;
 
-struct ev {
-	uint64_t at;
-	enum ev_kind kind;
-	int from, to;
-	uint16_t type;
-	uint8_t *body;
-	size_t len;
-	dht_store_done_fn *done;
-	dht_store_got_fn *got;
-	void *arg;
-};
-
-struct node {
-	int idx;
-	struct identity *ident;
-	struct dhtkey id;
-	struct dht *dht;
-	struct stats *stats;
-	uint8_t *block; /* the one block it holds, or NULL */
-	size_t block_len;
-	struct dhtkey block_key;
+/* What the network does to the messages of a node. */
+struct fate {
 	unsigned drop_requests; /* requests that come here are lost */
 	unsigned drop_answers;  /* answers sent from here are lost */
 	unsigned full;          /* sends of requests to here say -EAGAIN */
 };
 
-static struct node nodes[N_MAX];
-static int n_nodes;
-static bool linkm[N_MAX][N_MAX];
-static struct ev evs[EV_MAX];
-static size_t n_evs;
-static uint64_t now_us;
+static struct fate fates[4];
 
-static void
-push(struct ev e)
+static enum dhtsim_verdict
+net_filter(void *arg, int from, int to, uint16_t type, size_t len)
 {
-	ck_assert_uint_lt(n_evs, EV_MAX);
-	evs[n_evs++] = e;
-}
-
-static int
-node_of(const struct dhtkey *k)
-{
-	for (int i = 0; i < n_nodes; i++)
-		if (dhtkey_equal(&nodes[i].id, k))
-			return i;
-	return -1;
-}
-
-static int
-env_send(void *cls, const struct dhtkey *peer, uint16_t type, const void *body,
-    size_t len)
-{
-	struct node *n = cls;
-	int to = node_of(peer);
-	uint64_t delay = DELAY_US;
-
-	if (to < 0 || !linkm[n->idx][to])
-		return -ENOTCONN;
-	if (dhtmsg_is_request(type) && nodes[to].full > 0) {
-		nodes[to].full--;
-		return -EAGAIN;
-	}
-	if (dhtmsg_is_request(type) && nodes[to].drop_requests > 0) {
-		nodes[to].drop_requests--;
-		return 0;
-	}
-	if (dhtmsg_is_answer(type) && n->drop_answers > 0) {
-		n->drop_answers--;
-		return 0;
-	}
-	if (len > DHTMSG_ACK_OVER)
-		delay += (uint64_t)len * 1000 / BYTES_PER_MS;
-	push((struct ev){ .at = now_us + delay,
-	    .kind = EV_MSG,
-	    .from = n->idx,
-	    .to = to,
-	    .type = type,
-	    .body = malloc(len ? len : 1),
-	    .len = len });
-	ck_assert_ptr_nonnull(evs[n_evs - 1].body);
-	memcpy(evs[n_evs - 1].body, body, len);
-	return 0;
-}
-
-static bool
-env_linked(void *cls, const struct dhtkey *peer)
-{
-	struct node *n = cls;
-	int to = node_of(peer);
-
-	return to >= 0 && linkm[n->idx][to];
-}
-
-static int
-env_link(void *cls, const struct dhtkey *peer, const void *helo,
-    size_t helo_len)
-{
-	(void)cls;
-	(void)peer;
-	(void)helo;
-	(void)helo_len;
-	return -ENOENT;
-}
-
-static size_t
-env_helo(void *cls, uint8_t *buf, size_t size)
-{
-	(void)cls;
-	(void)buf;
-	(void)size;
-	return 0;
-}
-
-static size_t
-env_peer_helo(void *cls, const struct dhtkey *peer, uint8_t *buf, size_t size)
-{
-	(void)peer;
-	return env_helo(cls, buf, size);
-}
-
-static uint64_t
-env_now(void *cls)
-{
-	(void)cls;
-	return now_us;
-}
-
-static uint64_t
-env_wall(void *cls)
-{
-	(void)cls;
-	return 1700000000 + now_us / 1000000;
-}
-
-static bool
-env_has(void *cls, const struct dhtkey *key)
-{
-	struct node *n = cls;
-
-	return n->block != NULL && dhtkey_equal(&n->block_key, key);
-}
-
-static int
-env_put(void *cls, const struct dhtkey *key, const void *data, size_t len,
-    uint64_t expiry, dht_store_done_fn *done, void *arg)
-{
-	struct node *n = cls;
-
-	(void)key;
-	(void)data;
+	(void)arg;
 	(void)len;
-	(void)expiry;
-	push((struct ev){ .at = now_us,
-	    .kind = EV_STORED,
-	    .to = n->idx,
-	    .done = done,
-	    .arg = arg });
-	return 0;
-}
-
-static int
-env_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got, void *arg)
-{
-	struct node *n = cls;
-
-	(void)key;
-	push((struct ev){ .at = now_us,
-	    .kind = EV_GOT,
-	    .to = n->idx,
-	    .got = got,
-	    .arg = arg });
-	return 0;
-}
-
-static void
-env_wake(void *cls)
-{
-	push((struct ev){ .at = now_us,
-	    .kind = EV_WAKE,
-	    .to = ((struct node *)cls)->idx });
-}
-
-static uint64_t *
-env_stat(void *cls, const char *name)
-{
-	return stats_counter2(((struct node *)cls)->stats, "dht", name);
+	if (dhtmsg_is_request(type) && fates[to].full > 0) {
+		fates[to].full--;
+		return DHTSIM_FULL;
+	}
+	if (dhtmsg_is_request(type) && fates[to].drop_requests > 0) {
+		fates[to].drop_requests--;
+		return DHTSIM_DROP;
+	}
+	if (dhtmsg_is_answer(type) && fates[from].drop_answers > 0) {
+		fates[from].drop_answers--;
+		return DHTSIM_DROP;
+	}
+	return DHTSIM_DELIVER;
 }
 
 static uint64_t
 stat(int i, const char *name)
 {
-	char full[64];
-
-	(void)snprintf(full, sizeof(full), "dht.%s", name);
-	return stats_get(nodes[i].stats, full);
-}
-
-static void
-node_start(int i, uint8_t salt, enum dht_congestion cc, unsigned cc_queue)
-{
-	struct node *n = &nodes[i];
-	struct dht_env env = {
-		.cls = n,
-		.send = env_send,
-		.linked = env_linked,
-		.link = env_link,
-		.own_helo = env_helo,
-		.peer_helo = env_peer_helo,
-		.now_us = env_now,
-		.wall_s = env_wall,
-		.store_has = env_has,
-		.store_put = env_put,
-		.store_get = env_get,
-		.stat = env_stat,
-		.wake = env_wake,
-	};
-	struct dht_cfg cfg;
-	uint8_t seed[32];
-
-	memset(n, 0, sizeof(*n));
-	n->idx = i;
-	memset(seed, 0, sizeof(seed));
-	seed[0] = (uint8_t)i;
-	seed[1] = salt;
-	ck_assert_int_eq(identity_from_seed(seed, &n->ident), 0);
-	dhtkey_from_peer(&n->ident->id, &n->id);
-	n->stats = stats_new();
-	ck_assert_ptr_nonnull(n->stats);
-	env.ident = n->ident;
-	dht_cfg_default(&cfg);
-	cfg.congestion = cc;
-	cfg.cc_queue = cc_queue;
-	cfg.timeout_us = 10u * 1000 * 1000;
-	cfg.refresh_us = 3600ull * 1000 * 1000;
-	ck_assert_int_eq(dht_new(&env, &cfg, &n->dht), 0);
-}
-
-static void
-deliver(struct ev *e)
-{
-	struct node *to = &nodes[e->to];
-
-	switch (e->kind) {
-	case EV_MSG:
-		if (linkm[e->from][e->to])
-			dht_receive(to->dht, &nodes[e->from].id, e->type,
-			    e->body, e->len);
-		free(e->body);
-		break;
-	case EV_STORED:
-		e->done(e->arg, 0);
-		break;
-	case EV_GOT:
-		if (to->block != NULL)
-			e->got(e->arg, 0, to->block, to->block_len, 0);
-		else
-			e->got(e->arg, -ENOENT, NULL, 0, 0);
-		break;
-	default:
-		dht_tick(to->dht);
-		break;
-	}
-}
-
-/* Runs until end: events in the order of their time (and of their
- * sending), a tick of every node every 100 ms and at its deadlines. */
-static void
-run_until(uint64_t end)
-{
-	static uint64_t last_tick;
-
-	while (now_us < end) {
-		size_t first = n_evs;
-		struct ev e;
-
-		for (size_t i = 0; i < n_evs; i++)
-			if (evs[i].at <= now_us &&
-			    (first == n_evs || evs[i].at < evs[first].at))
-				first = i;
-		if (first < n_evs) {
-			e = evs[first];
-			memmove(&evs[first], &evs[first + 1],
-			    (n_evs - first - 1) * sizeof(evs[0]));
-			n_evs--;
-			deliver(&e);
-			continue;
-		}
-		now_us += 100;
-		for (int i = 0; i < n_nodes; i++)
-			if (now_us >= dht_next_deadline_us(nodes[i].dht) ||
-			    now_us - last_tick >= TICK_US)
-				dht_tick(nodes[i].dht);
-		if (now_us - last_tick >= TICK_US)
-			last_tick = now_us;
-	}
+	return dhtsim_stat(sim, i, name);
 }
 
 static void
 run_ms(uint64_t ms)
 {
-	run_until(now_us + ms * 1000);
+	dhtsim_run_ms(sim, ms);
 }
 
+/* n nodes of seed salt running cc, on links that take DELAY_US one way,
+ * and whose messages take no other time; events take none either. */
 static void
-link_nodes(int a, int b)
+net_new(int n, uint8_t salt, enum dht_congestion cc, unsigned cc_queue)
 {
-	linkm[a][b] = linkm[b][a] = true;
-	dht_peer_up(nodes[a].dht, &nodes[b].id, 0);
-	dht_peer_up(nodes[b].dht, &nodes[a].id, 0);
+	struct dhtsim_cfg cfg;
+
+	dhtsim_cfg_default(&cfg);
+	cfg.seed = salt;
+	cfg.dht.congestion = cc;
+	cfg.dht.cc_queue = cc_queue;
+	cfg.dht.timeout_us = 10u * 1000 * 1000;
+	cfg.dht.refresh_us = 3600ull * 1000 * 1000;
+	cfg.deadline_ticks = true;
+	cfg.srtt_us = 0;     /* the DHT's own measure of an attempt */
+	cfg.no_helos = true; /* no links but the line's */
+	cfg.event_us = 0;
+	cfg.link.delay_us = DELAY_US;
+	ck_assert_int_eq(dhtsim_new(&cfg, n, &sim), 0);
+	sim->filter = net_filter;
+	memset(fates, 0, sizeof(fates));
 }
 
 /* n nodes in a line (0 - 1 - ... - n-1), each running cc, each closer
- * to the last one's id than the one before it (identities are drawn
- * until they are), so that a request of node 0 for that key goes hop by
- * hop to the end; the joins' lookups are answered before it returns. */
+ * to the last one's id than the one before it (seeds are tried until
+ * they are), so that a request of node 0 for that key goes hop by hop
+ * to the end; the joins' lookups are answered before it returns. */
 static void
 net_line(int n, enum dht_congestion cc, unsigned cc_queue)
 {
 	uint8_t salt = 0;
 	bool ordered;
 
-	n_evs = 0;
-	now_us = 1000000;
-	memset(linkm, 0, sizeof(linkm));
-	n_nodes = n;
+	ck_assert_int_le(n, 4);
 	do {
-		for (int i = 0; i < n; i++) {
-			if (salt > 0) {
-				dht_free(nodes[i].dht);
-				stats_free(nodes[i].stats);
-				identity_free(nodes[i].ident);
-			}
-			node_start(i, salt, cc, cc_queue);
-		}
-		salt++;
+		if (salt > 0)
+			dhtsim_free(sim);
+		net_new(n, salt++, cc, cc_queue);
 		ordered = true;
 		for (int i = 0; i + 2 < n; i++)
-			if (dhtkey_closer(&nodes[n - 1].id, &nodes[i + 1].id,
-			        &nodes[i].id) >= 0)
+			if (dhtkey_closer(&sim->nodes[n - 1].id,
+			        &sim->nodes[i + 1].id, &sim->nodes[i].id) >= 0)
 				ordered = false;
 	} while (!ordered);
 	for (int i = 0; i + 1 < n; i++)
-		link_nodes(i, i + 1);
+		ck_assert_int_eq(dhtsim_link(sim, i, i + 1), 0);
 	run_ms(2000);
 }
 
 static void
 net_free(void)
 {
-	for (size_t i = 0; i < n_evs; i++)
-		free(evs[i].body);
-	n_evs = 0;
-	for (int i = 0; i < n_nodes; i++) {
-		dht_free(nodes[i].dht);
-		stats_free(nodes[i].stats);
-		identity_free(nodes[i].ident);
-		free(nodes[i].block);
-		nodes[i].dht = NULL;
-	}
+	dhtsim_free(sim);
+	sim = NULL;
+}
+
+/* Both ways between a and b send rate bytes a second. */
+static void
+link_rate(int a, int b, uint64_t rate)
+{
+	struct dhtsim_link_cfg c = dhtsim_link_get(sim, a, b).cfg;
+
+	c.rate = rate;
+	ck_assert_int_eq(dhtsim_link_set(sim, a, b, &c), 0);
+	ck_assert_int_eq(dhtsim_link_set(sim, b, a, &c), 0);
 }
 
 /* What a request of the test's ended with. */
@@ -573,7 +314,7 @@ on_done(void *cls, const struct dht_result *r)
 	ck_assert(!o->done);
 	o->done = true;
 	o->status = r->status;
-	o->at = now_us;
+	o->at = sim->now_us;
 	o->order = n_ended++;
 }
 
@@ -583,24 +324,26 @@ on_done(void *cls, const struct dht_result *r)
 static struct dhtkey
 give_block(int i, size_t len, uint8_t b)
 {
-	struct node *n = &nodes[i];
+	uint8_t *block = malloc(len);
+	uint64_t expiry = DHTSIM_WALL0_S + sim->now_us / 1000000 + 86400;
+	struct dhtkey key;
 	bool closest;
 
-	n->block = malloc(len);
-	ck_assert_ptr_nonnull(n->block);
-	memset(n->block, b, len);
-	n->block_len = len;
+	ck_assert_ptr_nonnull(block);
+	memset(block, b, len);
 	do {
-		n->block[len - 1]++;
-		dhtkey_of_block(n->block, len, &n->block_key);
+		block[len - 1]++;
+		dhtkey_of_block(block, len, &key);
 		closest = true;
-		for (int j = 0; j < n_nodes; j++)
+		for (int j = 0; j < sim->n; j++)
 			if (j != i &&
-			    dhtkey_closer(&n->block_key, &nodes[j].id,
-			        &n->id) <= 0)
+			    dhtkey_closer(&key, &sim->nodes[j].id,
+			        &sim->nodes[i].id) <= 0)
 				closest = false;
 	} while (!closest);
-	return n->block_key;
+	ck_assert_int_eq(dhtsim_store(sim, i, &key, block, len, expiry), 0);
+	free(block);
+	return key;
 }
 
 static struct dht_cc_status
@@ -608,7 +351,7 @@ cc_status(int i)
 {
 	struct dht_status st;
 
-	dht_get_status(nodes[i].dht, &st);
+	dht_get_status(sim->nodes[i].dht, &st);
 	return st.cc;
 }
 
@@ -633,14 +376,15 @@ START_TEST(test_slow_start_and_queue)
 	cc = cc_status(0);
 	ck_assert_uint_eq(cc.in_flight, 0);
 	ck_assert(cc.credits == 5 + (double)acks0);
-	cfg = *dht_config(nodes[0].dht);
+	cfg = *dht_config(sim->nodes[0].dht);
 	cfg.cc_queue = 20 - (unsigned)cc.credits;
-	ck_assert_int_eq(dht_set_cfg(nodes[0].dht, &cfg), 0);
-	t0 = now_us;
+	ck_assert_int_eq(dht_set_cfg(sim->nodes[0].dht, &cfg), 0);
+	t0 = sim->now_us;
 	n_ended = 0;
 	memset(o, 0, sizeof(o));
 	for (int i = 0; i < 20; i++)
-		ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o[i]),
+		ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done,
+		                     &o[i]),
 		    0);
 	cc = cc_status(0);
 	ck_assert_uint_eq(cc.scheme, DHT_CC_CSCC);
@@ -648,7 +392,8 @@ START_TEST(test_slow_start_and_queue)
 	ck_assert_uint_eq(cc.in_flight, (uint64_t)cc.credits);
 	ck_assert_uint_eq(cc.waiting, 20 - (uint64_t)cc.credits);
 	ck_assert_uint_eq(stat(0, "cc_waiting"), cc.waiting);
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o[20]), -EAGAIN);
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o[20]),
+	    -EAGAIN);
 	ck_assert_uint_eq(stat(0, "cc_refused"), 1);
 	run_ms(1000);
 	for (int i = 0; i < 20; i++) {
@@ -692,7 +437,8 @@ START_TEST(test_timeout_loss_retransmit)
 	/* A few round trips measured first. */
 	for (int i = 0; i < 4; i++) {
 		memset(&o, 0, sizeof(o));
-		ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+		ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o),
+		    0);
 		run_ms(100);
 		ck_assert(o.done);
 	}
@@ -700,10 +446,10 @@ START_TEST(test_timeout_loss_retransmit)
 	ck_assert_uint_eq(cc.losses, 0);
 	rto = cc.rto_us < 50000 ? 50000 : cc.rto_us;
 	ck_assert_uint_lt(rto, 1000000);
-	nodes[1].drop_requests = 1;
+	fates[1].drop_requests = 1;
 	memset(&o, 0, sizeof(o));
-	t0 = now_us;
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o), 0);
 	run_ms(5000);
 	ck_assert(o.done);
 	ck_assert_int_eq(o.status, 0);
@@ -731,9 +477,9 @@ START_TEST(test_duplicate_at_responsible_peer)
 
 	net_line(2, DHT_CC_CSCC, 16);
 	key = give_block(1, 100, 0x33);
-	nodes[1].drop_answers = 1;
+	fates[1].drop_answers = 1;
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o), 0);
 	run_ms(5000);
 	ck_assert(o.done);
 	ck_assert_int_eq(o.status, 0);
@@ -744,26 +490,40 @@ START_TEST(test_duplicate_at_responsible_peer)
 }
 END_TEST
 
-/* A block of 8 KiB takes 200 ms to cross, behind the ACK its holder
- * sends first: the requester's RTT estimate is the request's round trip
- * (20 ms), not the block's, and no attempt was sent again meanwhile. */
+/* A block of 64 KiB takes 205 ms to cross a link of 320 kB/s, behind
+ * the ACK its holder sends first on it: the requester has the ACK while
+ * the block is on its way, its RTT estimate is the request's round trip
+ * (20 ms and the transfer of two small messages), not the block's, and
+ * no attempt was sent again meanwhile. */
 START_TEST(test_ack_ahead_of_large_block)
 {
+	const uint64_t transfer = (uint64_t)BIG_LEN * 1000000 / BIG_RATE;
+	const struct dhtsim_msg *m;
 	struct dht_cc_status cc;
 	struct outcome o;
 	struct dhtkey key;
-	uint64_t t0;
+	uint64_t t0, acks0;
 
 	net_line(2, DHT_CC_CSCC, 16);
-	key = give_block(1, 8192, 0x44);
+	link_rate(0, 1, BIG_RATE);
+	key = give_block(1, BIG_LEN, 0x44);
 	for (int i = 0; i < 3; i++) {
 		memset(&o, 0, sizeof(o));
-		t0 = now_us;
-		ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+		t0 = sim->now_us;
+		acks0 = stat(0, "cscc_acks");
+		ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o),
+		    0);
+		run_ms(30);
+		ck_assert(!o.done);
+		ck_assert_uint_eq(stat(0, "cscc_acks"), acks0 + 1);
+		m = dhtsim_link_msgs(sim, 1, 0);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_uint_eq(m->type, FERRY_MSG_DHT_BLOCK);
+		ck_assert_uint_gt(m->at_us, t0 + transfer);
 		run_ms(1000);
 		ck_assert(o.done);
 		ck_assert_int_eq(o.status, 0);
-		ck_assert_uint_ge(o.at - t0, 8192 * 1000 / BYTES_PER_MS);
+		ck_assert_uint_ge(o.at - t0, transfer + 2 * DELAY_US);
 	}
 	ck_assert_uint_eq(stat(1, "acks_sent"), 3);
 	cc = cc_status(0);
@@ -772,10 +532,9 @@ START_TEST(test_ack_ahead_of_large_block)
 	ck_assert_uint_eq(cc.losses, 0);
 	ck_assert_uint_eq(stat(0, "retries"), 0);
 	/* Small answers ride on no ACK of their own. */
-	free(nodes[1].block);
 	key = give_block(1, 100, 0x45);
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o), 0);
 	run_ms(1000);
 	ck_assert(o.done);
 	ck_assert_uint_eq(stat(1, "acks_sent"), 3);
@@ -794,16 +553,16 @@ START_TEST(test_relay_drops_when_full)
 	uint64_t fails, direct, routed, t0;
 
 	net_line(3, DHT_CC_NONE, 16);
-	key = nodes[2].id;
-	nodes[2].full = 1;
+	key = sim->nodes[2].id;
+	fates[2].full = 1;
 	fails = stat(1, "no_route");
 	direct = stat(1, "answers_direct");
 	routed = stat(1, "answers_routed");
 	memset(&o, 0, sizeof(o));
-	t0 = now_us;
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o), 0);
 	run_ms(200);
-	ck_assert_uint_eq(nodes[2].full, 0);
+	ck_assert_uint_eq(fates[2].full, 0);
 	ck_assert_uint_eq(stat(1, "cc_drops"), 1);
 	ck_assert_uint_eq(stat(1, "no_route"), fails);
 	ck_assert_uint_eq(stat(1, "answers_direct"), direct);
@@ -833,14 +592,15 @@ START_TEST(test_waiting_times_out)
 
 	net_line(2, DHT_CC_CSCC, 16);
 	key = give_block(1, 100, 0x55);
-	nodes[1].drop_requests = 1000;
+	fates[1].drop_requests = 1000;
 	n_ended = 0;
 	memset(o, 0, sizeof(o));
 	cc = cc_status(0);
 	n = (int)cc.credits + 3;
 	ck_assert_int_le(n, 64);
 	for (int i = 0; i < n; i++)
-		ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o[i]),
+		ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done,
+		                     &o[i]),
 		    0);
 	cc = cc_status(0);
 	ck_assert_uint_eq(cc.waiting, 3);
@@ -872,9 +632,9 @@ START_TEST(test_own_first_hop_full)
 	key = give_block(1, 100, 0x66);
 	before = cc_status(0);
 	acks0 = stat(0, "cscc_acks");
-	nodes[1].full = 1;
+	fates[1].full = 1;
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_get(nodes[0].dht, &key, on_done, &o), 0);
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o), 0);
 	ck_assert_uint_eq(stat(0, "cc_drops"), 1);
 	run_ms(5);
 	cc = cc_status(0);

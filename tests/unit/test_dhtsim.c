@@ -8,13 +8,21 @@
  * client pinned; messages pass the filter (dropped, refused, held and
  * released in order); the store serves what was put, with a byte
  * flipped at a corrupt node, none at a liar, and a frozen node's store
- * calls are cancelled at the end.
+ * calls are cancelled at the end. Each way of a link: its messages due
+ * after their transfer at its rate, one after the other, and its delay;
+ * its cap refusing sends (answers with room of their own) and the drain
+ * heard at half; a peer that holds the sender or is stopped takes
+ * nothing until it lets go, then all in order; a node with a processing
+ * time takes one message at a time. The same seed and calls make the
+ * same run, the DHT's own random draws included.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <check.h>
+#include <sodium.h>
 
 #include <ferry/proto.h>
 
@@ -266,6 +274,254 @@ START_TEST(test_store)
 }
 END_TEST
 
+/* Links a and b and runs past the first tick's lookups, before the
+ * next: nothing on the link either way. */
+static void
+link_quiet(struct dhtsim *s, int a, int b)
+{
+	ck_assert_int_eq(dhtsim_link(s, a, b), 0);
+	dhtsim_run_ms(s, 150);
+	ck_assert_ptr_null(dhtsim_link_msgs(s, a, b));
+	ck_assert_ptr_null(dhtsim_link_msgs(s, b, a));
+}
+
+/* 5 ms each way, 100 kB/s from 0 to 1: a message of 1000 bytes is due
+ * 15 ms after its send, the next of 500 bytes 5 ms after it, behind it
+ * on the way; each is taken at its time, not before. */
+START_TEST(test_link_delay_rate)
+{
+	struct dhtsim *s = sim_of(1, 2, false);
+	const struct dht_env *e = env_of(s, 0);
+	struct dhtsim_link_cfg c = s->cfg.link;
+	static const uint8_t body[1000];
+	const struct dhtsim_msg *m;
+	uint64_t t0, delivered;
+
+	ck_assert_uint_eq(c.cap, DHTSIM_NO_CAP);
+	ck_assert_uint_eq(c.delay_us, 0);
+	ck_assert_uint_eq(c.rate, 0);
+	link_quiet(s, 0, 1);
+	c.delay_us = 5000;
+	ck_assert_int_eq(dhtsim_link_set(s, 1, 0, &c), 0);
+	c.rate = 100000;
+	ck_assert_int_eq(dhtsim_link_set(s, 0, 1, &c), 0);
+	ck_assert_uint_eq(e->srtt_us(e->cls, &s->nodes[1].id), 500 + 2 * 5000);
+	t0 = s->now_us;
+	delivered = s->c.delivered;
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body, 1000),
+	    0);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_GET, body, 500), 0);
+	m = dhtsim_link_msgs(s, 0, 1);
+	ck_assert_uint_eq(m->at_us, t0 + 15000);
+	ck_assert_uint_eq(m->type, FERRY_MSG_DHT_FIND);
+	ck_assert_uint_eq(m->next->at_us, t0 + 20000);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_msgs, 2);
+	dhtsim_run_until(s, t0 + 15000);
+	ck_assert_uint_eq(s->c.delivered, delivered);
+	dhtsim_run_until(s, t0 + 15000 + DHTSIM_EVENT_US);
+	ck_assert_uint_eq(s->c.delivered, delivered + 1);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).heard_us, t0 + 15000);
+	dhtsim_run_ms(s, 10);
+	ck_assert_uint_eq(s->c.delivered, delivered + 2);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).heard_us, t0 + 20000);
+	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
+	dhtsim_free(s);
+}
+END_TEST
+
+/* A way of cap 4 whose peer holds its sender: four requests go on it,
+ * the fifth is refused, an answer has room of its own (1), the next not;
+ * nothing is taken until node 1 lets go, then all, in order, and node 0
+ * hears of the drain once. A way of cap 0 takes nothing; made larger, it
+ * owes its sender the drain at once. */
+START_TEST(test_link_cap_hold)
+{
+	struct dhtsim *s = sim_of(1, 2, false);
+	struct dhtsim_link_cfg c = s->cfg.link;
+	static const uint8_t body[3];
+	const struct dhtsim_msg *m;
+	uint64_t delivered;
+	int n = 0;
+
+	link_quiet(s, 0, 1);
+	c.cap = 4;
+	c.answer_room = 1;
+	ck_assert_int_eq(dhtsim_link_set(s, 0, 1, &c), 0);
+	ck_assert_int_eq(dhtsim_hold(s, 1, 0, true), 0);
+	ck_assert(dhtsim_link_get(s, 1, 0).holds);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body,
+		                     3),
+		    0);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_GET, body, 3),
+	    -EAGAIN);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_NODES, body, 3), 0);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FAIL, body, 3),
+	    -EAGAIN);
+	ck_assert_uint_eq(s->c.refused, 2);
+	ck_assert(dhtsim_link_get(s, 0, 1).owed);
+	for (m = dhtsim_link_msgs(s, 0, 1); m != NULL; m = m->next, n++)
+		ck_assert_uint_eq(m->type,
+		    n < 4 ? FERRY_MSG_DHT_FIND : FERRY_MSG_DHT_NODES);
+	ck_assert_int_eq(n, 5);
+	delivered = s->c.delivered;
+	dhtsim_run_ms(s, 10);
+	ck_assert_uint_eq(s->c.delivered, delivered);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_msgs, 5);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_stalled, 5);
+	ck_assert_uint_eq(s->c.drains, 0);
+	ck_assert_int_eq(dhtsim_hold(s, 1, 0, false), 0);
+	dhtsim_run_ms(s, 10);
+	ck_assert_uint_eq(s->c.delivered, delivered + 5);
+	ck_assert_uint_eq(s->c.drains, 1);
+	ck_assert(!dhtsim_link_get(s, 0, 1).owed);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_msgs, 0);
+	c.cap = 0;
+	ck_assert_int_eq(dhtsim_link_set(s, 0, 1, &c), 0);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body, 3),
+	    -EAGAIN);
+	ck_assert_uint_eq(s->c.drains, 1);
+	c.cap = 2;
+	ck_assert_int_eq(dhtsim_link_set(s, 0, 1, &c), 0);
+	ck_assert_uint_eq(s->c.drains, 2);
+	dhtsim_free(s);
+}
+END_TEST
+
+/* A stopped node takes nothing, nor its store's answers, and hears no
+ * drain; once it goes on, all come, in order. */
+START_TEST(test_stop)
+{
+	struct dhtsim *s = sim_of(1, 2, false);
+	const struct dht_env *e = env_of(s, 1);
+	struct dhtsim_link_cfg c = s->cfg.link;
+	struct store_seen got = { 0 };
+	static const uint8_t body[3];
+	uint64_t delivered, malformed;
+	struct dhtkey key;
+
+	link_quiet(s, 0, 1);
+	c.cap = 1;
+	ck_assert_int_eq(dhtsim_link_set(s, 1, 0, &c), 0);
+	malformed = dhtsim_stat(s, 1, "malformed");
+	delivered = s->c.delivered;
+	dhtsim_stop(s, 1, true);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body, 3), 0);
+	ck_assert_int_eq(dhtsim_send(s, 1, 0, FERRY_MSG_DHT_FIND, body, 3), 0);
+	ck_assert_int_eq(dhtsim_send(s, 1, 0, FERRY_MSG_DHT_FIND, body, 3),
+	    -EAGAIN);
+	dhtsim_random(s, key.b, sizeof(key.b));
+	ck_assert_int_eq(e->store_get(e->cls, &key, on_got, &got), 0);
+	dhtsim_run_ms(s, 40); /* before the next tick */
+	/* Node 0 took node 1's message; node 1 hears of the drain later. */
+	ck_assert_uint_eq(s->c.delivered, delivered + 1);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_msgs, 1);
+	ck_assert(dhtsim_link_get(s, 1, 0).owed);
+	ck_assert_uint_eq(s->c.drains, 0);
+	ck_assert_int_eq(got.calls, 0);
+	ck_assert_uint_eq(dhtsim_stat(s, 1, "malformed"), malformed);
+	dhtsim_stop(s, 1, false);
+	ck_assert_uint_eq(s->c.drains, 1);
+	dhtsim_run_ms(s, 10);
+	ck_assert_uint_eq(s->c.delivered, delivered + 2);
+	ck_assert_uint_eq(dhtsim_stat(s, 1, "malformed"), malformed + 1);
+	ck_assert_int_eq(got.calls, 1);
+	ck_assert_int_eq(got.status, -ENOENT);
+	dhtsim_free(s);
+}
+END_TEST
+
+/* Events that take no time, and nodes that take 100 µs for each
+ * message: node 1 takes the five sent to it at once one after the
+ * other, in the order of their sends, one each 100 µs. */
+START_TEST(test_proc_time)
+{
+	struct dhtsim_cfg cfg;
+	struct dhtsim *s;
+	static const uint8_t body[3];
+	uint64_t t0, delivered;
+
+	dhtsim_cfg_default(&cfg);
+	cfg.dht.refresh_us = 3600ull * 1000 * 1000;
+	ck_assert_uint_eq(cfg.event_us, DHTSIM_EVENT_US);
+	ck_assert_uint_eq(cfg.proc_us, 0);
+	cfg.event_us = 0;
+	cfg.proc_us = 100;
+	ck_assert_int_eq(dhtsim_new(&cfg, 3, &s), 0);
+	ck_assert_int_eq(dhtsim_link(s, 2, 1), 0);
+	link_quiet(s, 0, 1);
+	ck_assert_ptr_null(dhtsim_link_msgs(s, 2, 1));
+	t0 = s->now_us;
+	delivered = s->c.delivered;
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body,
+		                     3),
+		    0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(dhtsim_send(s, 2, 1, FERRY_MSG_DHT_FIND, body,
+		                     3),
+		    0);
+	dhtsim_run_until(s, t0 + 1);
+	ck_assert_uint_eq(s->c.delivered, delivered + 1);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).heard_us, t0);
+	dhtsim_run_until(s, t0 + 201);
+	ck_assert_uint_eq(s->c.delivered, delivered + 3);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).heard_us, t0 + 200);
+	ck_assert_uint_lt(dhtsim_link_get(s, 1, 2).heard_us, t0);
+	dhtsim_run_until(s, t0 + 401);
+	ck_assert_uint_eq(s->c.delivered, delivered + 5);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 2).heard_us, t0 + 400);
+	dhtsim_free(s);
+}
+END_TEST
+
+/* 12 nodes join through node 0 and refresh their buckets (random
+ * targets) for 20 s: what was delivered, when, from whom to whom. */
+static uint64_t
+replay(uint64_t seed)
+{
+	struct dhtsim_cfg cfg;
+	struct dhtsim *s;
+	uint64_t trace;
+
+	dhtsim_cfg_default(&cfg);
+	cfg.seed = seed;
+	ck_assert_int_eq(dhtsim_new(&cfg, 12, &s), 0);
+	for (int i = 1; i < s->n; i++)
+		ck_assert_int_eq(dhtsim_link(s, i, 0), 0);
+	dhtsim_run_ms(s, 20000);
+	ck_assert_uint_gt(s->c.delivered, 100);
+	trace = s->c.trace;
+	dhtsim_free(s);
+	return trace;
+}
+
+/* The same seed and calls make the same run, the DHT's own draws
+ * (request ids, refresh targets) and the maps' keys included: while a
+ * network exists libsodium's randombytes are the seed's, after it they
+ * are libsodium's own again. */
+START_TEST(test_replay)
+{
+	char name[32];
+	uint8_t a[16], b[16];
+	struct dhtsim *s;
+
+	(void)snprintf(name, sizeof(name), "%s",
+	    randombytes_implementation_name());
+	ck_assert_uint_eq(replay(5), replay(5));
+	ck_assert_uint_ne(replay(5), replay(6));
+	s = sim_of(9, 1, false);
+	ck_assert_str_eq(randombytes_implementation_name(), "dhtsim");
+	randombytes_buf(a, sizeof(a));
+	dhtsim_free(s);
+	ck_assert_str_eq(randombytes_implementation_name(), name);
+	s = sim_of(9, 1, false);
+	randombytes_buf(b, sizeof(b));
+	dhtsim_free(s);
+	ck_assert_int_eq(memcmp(a, b, sizeof(a)), 0);
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -277,6 +533,11 @@ test_suite(void)
 	tcase_add_test(tc, test_unlink_rules);
 	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_store);
+	tcase_add_test(tc, test_link_delay_rate);
+	tcase_add_test(tc, test_link_cap_hold);
+	tcase_add_test(tc, test_stop);
+	tcase_add_test(tc, test_proc_time);
+	tcase_add_test(tc, test_replay);
 	suite_add_tcase(s, tc);
 	return s;
 }
