@@ -353,6 +353,9 @@ xfer_task_flushed(struct xfer_task *t, int status)
 }
 
 /* Writes the queued records, and the transfer's progress. */
+static void xfer_task_progress(struct xfer_task *t, uint64_t now,
+    bool force);
+
 static void
 xfer_task_flush(struct xfer_task *t)
 {
@@ -386,6 +389,10 @@ xfer_task_end(struct xfer_task *t, int status, const char *why, bool forget)
 	res.blocks_sent = t->blocks_sent;
 	res.blocks_skipped = t->blocks_skipped;
 	memcpy(res.xxh128, t->xxh128, sizeof(res.xxh128));
+	/* The last figures, whatever the period: a transfer shorter than
+	 * it would otherwise end with no progress shown at all. */
+	if (status == 0)
+		xfer_task_progress(t, time_mono_us(), true);
 	if (status == 0 || forget) {
 		if (x->db != NULL)
 			(void)xfer_db_forget(x->db, t->id);
@@ -509,7 +516,7 @@ xfer_task_peers(const struct xfer_task *t, uint64_t now_us)
 }
 
 static void
-xfer_task_progress(struct xfer_task *t, uint64_t now)
+xfer_task_progress(struct xfer_task *t, uint64_t now, bool force)
 {
 	struct xfer_progress p;
 	double dt;
@@ -524,7 +531,7 @@ xfer_task_progress(struct xfer_task *t, uint64_t now)
 		t->rate_us = now;
 	}
 	if (t->progress == NULL || t->progress_ms == 0 ||
-	    now - t->progress_us < (uint64_t)t->progress_ms * 1000)
+	    (!force && now - t->progress_us < (uint64_t)t->progress_ms * 1000))
 		return;
 	t->progress_us = now;
 	memset(&p, 0, sizeof(p));
@@ -556,7 +563,7 @@ xfer_on_tick(evutil_socket_t fd, short what, void *cls)
 		in_flight += t->in_flight;
 		if (t->n_recs > 0 && now - t->flush_us >= XFER_FLUSH_US)
 			xfer_task_flush(t);
-		xfer_task_progress(t, now);
+		xfer_task_progress(t, now, false);
 		/* Either may end t. */
 		if (t->get != NULL)
 			xfer_get_hedge(t, now);
