@@ -10,15 +10,16 @@
  * CPU. A node that holds a peer (env.hold) takes nothing from it until it
  * lets go.
  * Checked: a queue fills, holds the neighbour whose request filled it,
- * refuses past twice BPCC_QUEUE with a FAIL, and drains in order on a
- * drain notice, its hold ending at half; a queue blocked for
+ * refuses a held neighbour's requests past twice BPCC_QUEUE with a
+ * FAIL, and drains in order on a drain notice, its hold ending at half; a queue blocked for
  * BPCC_BLOCK_MAX is given up (its requests fail over, the neighbour is
  * passed over until it drains, its holds end); a flood of lookups from
  * every node on a network that takes less than it offers ends with every
  * lookup answered, holds used, no queue ever given up (the waits never
  * close a cycle) and nothing left queued or held, also when all nodes
- * share one CPU (none refused, none lost); a node that stops
- * reading for good holds the others back for at most BPCC_BLOCK_MAX.
+ * share one CPU (none refused, none lost; with CSCC, none lost either);
+ * a node that stops reading for good holds the others back for at most
+ * BPCC_BLOCK_MAX.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -539,6 +540,15 @@ START_TEST(test_flood_one_cpu)
 }
 END_TEST
 
+/* The same with CSCC (no queues, relays drop): the requesters' links
+ * fill, and a request whose next attempt finds its neighbour's link full
+ * waits and tries again rather than failing. */
+START_TEST(test_flood_one_cpu_cscc)
+{
+	flood_one_cpu(DHT_CC_CSCC, "one cpu, cscc");
+}
+END_TEST
+
 /*
  * The same flood while node 3 stops reading for good (SIGSTOP): its
  * neighbours' queues to it block, are given up after BPCC_BLOCK_MAX
@@ -615,6 +625,7 @@ test_suite(void)
 	tcase_add_test(tc, test_flood_no_deadlock);
 	tcase_add_test(tc, test_flood_stopped_node);
 	tcase_add_test(tc, test_flood_one_cpu);
+	tcase_add_test(tc, test_flood_one_cpu_cscc);
 	suite_add_tcase(s, tc);
 	return s;
 }
