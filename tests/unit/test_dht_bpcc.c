@@ -11,15 +11,15 @@
  * lets go.
  * Checked: a queue fills, holds the neighbour whose request filled it,
  * refuses a held neighbour's requests past twice BPCC_QUEUE with a
- * FAIL, and drains in order on a drain notice, its hold ending at half; a queue blocked for
- * BPCC_BLOCK_MAX is given up (its requests fail over, the neighbour is
- * passed over until it drains, its holds end); a flood of lookups from
- * every node on a network that takes less than it offers ends with every
- * lookup answered, holds used, no queue ever given up (the waits never
- * close a cycle) and nothing left queued or held, also when all nodes
- * share one CPU (none refused, none lost; with CSCC, none lost either);
- * a node that stops reading for good holds the others back for at most
- * BPCC_BLOCK_MAX.
+ * FAIL, and drains in order on a drain notice, its hold ending at half;
+ * a queue blocked for BPCC_BLOCK_MAX is given up (its requests fail
+ * over, the neighbour is passed over until it drains, its holds end); a
+ * flood of lookups from every node on a network that takes less than it
+ * offers ends with every lookup answered, holds used, no queue ever
+ * given up (the waits never close a cycle) and nothing left queued or
+ * held, also when all nodes share one CPU (none refused, none lost; with
+ * CSCC, none lost either); a node that stops reading for good holds the
+ * others back for at most BPCC_BLOCK_MAX.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
