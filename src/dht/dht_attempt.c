@@ -243,8 +243,10 @@ dht_attempt_request(const struct dht_op *op, struct dhtmsg_req *ret)
 
 /* ROUTED again: through the neighbour closest to the key that no
  * attempt went through yet, farther from it than we are if need be (we
- * may be next to the key, with one neighbour closer still). */
-static bool
+ * may be next to the key, with one neighbour closer still). 0, -ENOENT
+ * (no way, no attempt left), or the congestion control's refusal
+ * (dht_attempt_busy()) or another error of its send. */
+static int
 dht_attempt_route(struct dht *d, struct dht_op *op)
 {
 	struct dhtkey avoid[DHT_ATTEMPTS_MAX], next;
@@ -258,10 +260,10 @@ dht_attempt_route(struct dht *d, struct dht_op *op)
 			avoid[n++] = op->hop[j];
 	if (dht_next_hop(d, &op->key, avoid, n, false, &next) < 0 &&
 	    dht_next_hop(d, &op->key, avoid, n, true, &next) < 0)
-		return false;
+		return -ENOENT;
 	i = dht_attempt_add(d, op);
 	if (i < 0)
-		return false;
+		return -ENOENT;
 	buf_init(&out);
 	r = dht_attempt_request(op, &req);
 	if (r == 0) {
@@ -276,14 +278,14 @@ dht_attempt_route(struct dht *d, struct dht_op *op)
 	buf_done(&out);
 	if (r < 0) {
 		dht_attempt_drop(d, op);
-		return false;
+		return r;
 	}
 	(*d->c.forwarded)++;
 	(void)pathcache_add(d->paths, &d->self, op->req_id, NULL, dht_now(d));
 	op->hop[i] = next;
 	op->has_hop[i] = true;
 	op->waiting[i] = dht_attempt_answers(op);
-	return true;
+	return 0;
 }
 
 /* A PUT that ended here (we knew no peer closer to its key): placed
@@ -349,25 +351,42 @@ dht_attempt_ask(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 	return true;
 }
 
-bool
+int
 dht_attempt_next(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 {
-	bool sent;
+	int r;
 
 	if (op->attempts == DHT_ATTEMPTS_MAX)
-		return false;
+		return -ENOENT;
 	if (op->type == FERRY_MSG_DHT_GET && op->asked_at == 0 &&
 	    dht_attempt_ask(d, op, bad))
-		sent = true;
+		r = 0;
 	else if (op->type == FERRY_MSG_DHT_PUT && !op->has_hop[0])
-		sent = dht_attempt_place_again(d, op);
+		r = dht_attempt_place_again(d, op) ? 0 : -ENOENT;
 	else
-		sent = dht_attempt_route(d, op);
-	if (!sent)
-		return false;
+		r = dht_attempt_route(d, op);
+	if (r < 0)
+		return r;
 	(*d->c.retries)++;
 	dht_attempt_set_deadline(d, op);
-	return true;
+	return 0;
+}
+
+/*
+ * Whether r, dht_attempt_next()'s, says only that the neighbour the
+ * attempt was for refused it for now (its link's send queue full,
+ * -EAGAIN, or BPCC's bound on our own queued requests, -ENOBUFS): no
+ * attempt was used, and one may go once the attempt's time is up again.
+ * Taken for the end of the request, it lost lookups for good under a
+ * flood with CSCC, whose requester is where the congestion is to be
+ * absorbed (issue 14): every neighbour's link was full for a moment, and
+ * the request failed at once (FAIL 2, no route) or, from the tick, sat
+ * with nothing sent until REQUEST_TIMEOUT.
+ */
+static bool
+dht_attempt_busy(int r)
+{
+	return r == -EAGAIN || r == -ENOBUFS;
 }
 
 void
@@ -375,12 +394,21 @@ dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
     const struct dhtkey *bad)
 {
 	unsigned left = 0;
+	int r;
 
 	op->waiting[i] = n == 0 || n >= op->waiting[i] ? 0 : op->waiting[i] - n;
 	for (unsigned j = 0; j < op->attempts; j++)
 		left += op->waiting[j];
-	if (left > 0 || dht_attempt_next(d, op, bad))
+	if (left > 0)
 		return;
+	r = dht_attempt_next(d, op, bad);
+	if (r == 0)
+		return;
+	if (dht_attempt_busy(r)) {
+		/* Tried again when this attempt's time is up. */
+		dht_attempt_arm(d, op);
+		return;
+	}
 	dht_op_fail(d, op);
 }
 
@@ -456,9 +484,14 @@ dht_attempts_tick(struct dht *d)
 		/* The latest attempt gave up: the next, or, with none
 		 * left, the answers of those sent until the deadline. */
 		if (now >= op->attempt_deadline_us) {
+			int r;
+
 			dht_attempt_blame(d, op);
 			dht_cc_expired(d, op);
-			if (!dht_attempt_next(d, op, NULL))
+			r = dht_attempt_next(d, op, NULL);
+			if (dht_attempt_busy(r))
+				dht_attempt_arm(d, op);
+			else if (r < 0)
 				op->attempt_deadline_us = op->deadline_us;
 		}
 	}

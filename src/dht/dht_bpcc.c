@@ -75,6 +75,7 @@ struct dht_bpcc_q {
 	struct dhtkey peer; /* the neighbour; the map's key */
 	struct dht_bpcc_list msgs;
 	unsigned depth;
+	unsigned others;           /* of them, requests of others (has_prev) */
 	uint64_t blocked_since_us; /* 0: not blocked */
 	bool stalled;              /* given up at BPCC_BLOCK_MAX */
 	struct dhtkey *holding;    /* neighbours held for this queue */
@@ -187,8 +188,16 @@ dht_bpcc_q_get(struct dht *d, const struct dhtkey *peer)
 	return q;
 }
 
-/* Holds peer for one more queue; the env hears of the first. */
-static void
+/* Whether we hold peer, for any queue: it sends us nothing new. */
+static bool
+dht_bpcc_is_held(const struct dht *d, const struct dhtkey *peer)
+{
+	return map_get(d->bpcc->holds, peer->b, sizeof(peer->b)) != NULL;
+}
+
+/* Holds peer for one more queue; the env hears of the first. False if
+ * it could not be held (no memory, or the env said no). */
+static bool
 dht_bpcc_hold(struct dht *d, struct dht_bpcc_q *q, const struct dhtkey *peer)
 {
 	struct dht_bpcc *b = d->bpcc;
@@ -197,13 +206,13 @@ dht_bpcc_hold(struct dht *d, struct dht_bpcc_q *q, const struct dhtkey *peer)
 
 	for (size_t i = 0; i < q->n_holding; i++)
 		if (dhtkey_equal(&q->holding[i], peer))
-			return;
+			return true;
 	if (q->n_holding == q->cap_holding) {
 		size_t cap = q->cap_holding ? 2 * q->cap_holding : 4;
 
 		v = realloc(q->holding, cap * sizeof(*v));
 		if (v == NULL)
-			return; /* not held: the hard bound still holds */
+			return false; /* not held: the hard bound still holds */
 		q->holding = v;
 		q->cap_holding = cap;
 	}
@@ -211,20 +220,21 @@ dht_bpcc_hold(struct dht *d, struct dht_bpcc_q *q, const struct dhtkey *peer)
 	if (h == NULL) {
 		h = calloc(1, sizeof(*h));
 		if (h == NULL)
-			return;
+			return false;
 		h->id = *peer;
 		if (map_put(b->holds, h->id.b, sizeof(h->id.b), h) < 0 ||
 		    (d->env.hold != NULL &&
 		        d->env.hold(d->env.cls, peer, true) < 0)) {
 			(void)map_remove(b->holds, h->id.b, sizeof(h->id.b));
 			free(h);
-			return;
+			return false;
 		}
 		(*b->c.bpcc_holds)++;
 	}
 	h->refs++;
 	q->holding[q->n_holding++] = *peer;
 	dht_bpcc_gauges(b);
+	return true;
 }
 
 /* Ends q's holds; a neighbour still held for another queue stays held. */
@@ -289,14 +299,37 @@ dht_bpcc_push(struct dht *d, struct dht_bpcc_q *q, struct dht_bpcc_msg *m)
 {
 	TAILQ_INSERT_TAIL(&q->msgs, m, link);
 	q->depth++;
+	q->others += m->has_prev;
 	d->bpcc->depth++;
 	d->bpcc->own += !m->has_prev;
 	(*d->bpcc->c.bpcc_queued)++;
 	/* Full: the neighbour whose request filled it stops sending to us
 	 * until it drained. Our own requests hold nobody: they wait. */
 	if (q->depth >= d->cfg.bpcc_queue && m->has_prev)
-		dht_bpcc_hold(d, q, &m->prev);
+		(void)dht_bpcc_hold(d, q, &m->prev);
 	dht_bpcc_gauges(d->bpcc);
+}
+
+/*
+ * Whether a request of others from prev is refused by q (NULL: none
+ * yet), at its hard bound. Only requests a held neighbour had sent
+ * already count against it, and only others' requests count in it (ours
+ * are bounded apart, DHT_BPCC_OWN_MAX). A neighbour not held is held now
+ * and its request queued, past the bound too: refused, it would be sent
+ * again and again, never held, and its requester's attempts would all
+ * end in these FAILs (FAIL 2, no route) and the lookup with them, lost
+ * for good, while the queue was merely busy (issue 14: a flood on one
+ * shared CPU lost lookups so, and queues of our own requests refused
+ * everyone's). Held, it sends nothing new until the queue drained to
+ * half, so that each neighbour adds at most one request past the bound
+ * in all queues together.
+ */
+static bool
+dht_bpcc_over(struct dht *d, struct dht_bpcc_q *q, const struct dhtkey *prev)
+{
+	if (q == NULL || q->others < DHT_BPCC_HARD_FACTOR * d->cfg.bpcc_queue)
+		return false;
+	return dht_bpcc_is_held(d, prev) || !dht_bpcc_hold(d, q, prev);
 }
 
 int
@@ -324,10 +357,7 @@ dht_bpcc_send(struct dht *d, const struct dhtkey *next, uint16_t type,
 		if (q != NULL && q->stalled)
 			return -EAGAIN;
 	}
-	/* Others' requests are bounded per queue; ours, which hold nobody,
-	 * in all of them together. */
-	if (prev != NULL ? q != NULL &&
-	            q->depth >= DHT_BPCC_HARD_FACTOR * d->cfg.bpcc_queue
+	if (prev != NULL ? dht_bpcc_over(d, q, prev)
 	                 : d->bpcc->own >= DHT_BPCC_OWN_MAX) {
 		(*d->bpcc->c.bpcc_overflow)++;
 		return -ENOBUFS;
@@ -394,6 +424,7 @@ dht_bpcc_empty(struct dht *d, struct dht_bpcc_q *q)
 	TAILQ_CONCAT(&list, &q->msgs, link);
 	d->bpcc->depth -= q->depth;
 	q->depth = 0;
+	q->others = 0;
 	dht_bpcc_set_blocked(d, q, false);
 	dht_bpcc_release(d, q);
 	/* q may get new requests meanwhile (a callback's), never freed. */
@@ -421,6 +452,7 @@ dht_bpcc_flush(struct dht *d, struct dht_bpcc_q *q)
 			break;
 		TAILQ_REMOVE(&q->msgs, m, link);
 		q->depth--;
+		q->others -= m->has_prev;
 		d->bpcc->depth--;
 		d->bpcc->own -= !m->has_prev;
 		if (r < 0) {

@@ -306,13 +306,16 @@ void dht_attempt_rearm(struct dht *d, struct dht_op *op);
 int dht_attempt_of(const struct dht_op *op, uint64_t req_id);
 /* Attempt i of op brought n of the answers it may bring (or, n = 0, all
  * it will: it went no further). When no attempt has any left to bring,
- * the next starts (not asking bad, which may be NULL), or op fails if
+ * the next starts (not asking bad, which may be NULL), or at the latest
+ * attempt's timeout if its neighbour refused it for now, or op fails if
  * none can: op may be freed. */
 void dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i,
     unsigned n, const struct dhtkey *bad);
 /* Starts op's next attempt, if it has one left and there is a way to
- * send it: true if it did. bad (may be NULL) is a peer not to ask. */
-bool dht_attempt_next(struct dht *d, struct dht_op *op,
+ * send it: 0 if it did; -EAGAIN or -ENOBUFS if the neighbour it was for
+ * refused it for now (no attempt used: one may go later), else another
+ * negative errno. bad (may be NULL) is a peer not to ask. */
+int dht_attempt_next(struct dht *d, struct dht_op *op,
     const struct dhtkey *bad);
 /* A request of ours ended well after started_us: the estimate of its
  * type learns from it. */

@@ -10,14 +10,16 @@
  * CPU. A node that holds a peer (env.hold) takes nothing from it until it
  * lets go.
  * Checked: a queue fills, holds the neighbour whose request filled it,
- * refuses past twice BPCC_QUEUE with a FAIL, and drains in order on a
- * drain notice, its hold ending at half; a queue blocked for
- * BPCC_BLOCK_MAX is given up (its requests fail over, the neighbour is
- * passed over until it drains, its holds end); a flood of lookups from
- * every node on a network that takes less than it offers ends with every
- * lookup answered, holds used, no queue ever given up (the waits never
- * close a cycle) and nothing left queued or held; a node that stops
- * reading for good holds the others back for at most BPCC_BLOCK_MAX.
+ * refuses a held neighbour's requests past twice BPCC_QUEUE with a
+ * FAIL, and drains in order on a drain notice, its hold ending at half;
+ * a queue blocked for BPCC_BLOCK_MAX is given up (its requests fail
+ * over, the neighbour is passed over until it drains, its holds end); a
+ * flood of lookups from every node on a network that takes less than it
+ * offers ends with every lookup answered, holds used, no queue ever
+ * given up (the waits never close a cycle) and nothing left queued or
+ * held, also when all nodes share one CPU (none refused, none lost; with
+ * CSCC, none lost either); a node that stops reading for good holds the
+ * others back for at most BPCC_BLOCK_MAX.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -80,19 +82,22 @@ link_cap(int i, int j, unsigned cap)
 }
 
 /* n nodes, all linked, tables of k per bucket, scheme cc, BPCC with
- * queue q. */
+ * queue q; one_cpu: the whole network shares one CPU (every event takes
+ * dhtsim's DHTSIM_EVENT_US, one after the other), else each node has
+ * its own, which takes a message per PROC_US. */
 static void
-net_start(int n, unsigned k, unsigned q, uint64_t block_max_us,
-    enum dht_congestion cc)
+net_start_cpu(int n, unsigned k, unsigned q, uint64_t block_max_us,
+    enum dht_congestion cc, bool one_cpu)
 {
 	struct dhtsim_cfg cfg;
 
 	dhtsim_cfg_default(&cfg);
 	cfg.seed = 0xbc;
 	cfg.srtt_us = 0;
-	/* The nodes' CPUs are the limit, each its own. */
-	cfg.event_us = 0;
-	cfg.proc_us = PROC_US;
+	if (!one_cpu) {
+		cfg.event_us = 0;
+		cfg.proc_us = PROC_US;
+	}
 	cfg.link.cap = LINK_CAP;
 	cfg.link.answer_room = ANSWER_EXTRA;
 	cfg.dht.k = k;
@@ -108,6 +113,13 @@ net_start(int n, unsigned k, unsigned q, uint64_t block_max_us,
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
 			ck_assert_int_eq(dhtsim_link(sim, i, j), 0);
+}
+
+static void
+net_start(int n, unsigned k, unsigned q, uint64_t block_max_us,
+    enum dht_congestion cc)
+{
+	net_start_cpu(n, k, q, block_max_us, cc, false);
 }
 
 static void
@@ -484,6 +496,60 @@ START_TEST(test_flood_no_deadlock)
 END_TEST
 
 /*
+ * The flood of test_flood_no_deadlock on a network whose nodes share one
+ * CPU (every event takes DHTSIM_EVENT_US, in turn), with cc: the queues
+ * fill much further (a node's own requests come faster than the network
+ * moves them), and still every lookup ends, and well: none is lost for
+ * good (issue 14).
+ */
+static void
+flood_one_cpu(enum dht_congestion cc, const char *name)
+{
+	static struct flood f;
+	uint64_t t0;
+
+	memset(&f, 0, sizeof(f));
+	n_lookups = 0;
+	blocked_max_us = 0;
+	f.window = 64;
+	f.each = 300;
+	net_start_cpu(16, 2, 4, 5 * SEC, cc, true);
+	run_ms(500);
+	t0 = sim->now_us;
+	flood_run(&f, 600 * 1000);
+	flood_report(name, t0);
+	for (int i = 0; i < sim->n; i++)
+		ck_assert_msg(f.done[i] == f.each && f.ok[i] == f.each,
+		    "%s, node %d: %d of %d lookups done, %d well (last bad "
+		    "status %d)",
+		    name, i, f.done[i], f.each, f.ok[i], f.status_bad);
+	ck_assert_uint_eq(stat_sum("answers_lost"), 0);
+	/* A hold takes effect at once here: nothing is in flight from a
+	 * held neighbour, and so nothing is refused. */
+	if (cc == DHT_CC_BPCC)
+		ck_assert_uint_eq(stat_sum("bpcc_overflow"), 0);
+	run_ms(1000);
+	if (cc == DHT_CC_BPCC)
+		check_quiet();
+	net_free();
+}
+
+START_TEST(test_flood_one_cpu)
+{
+	flood_one_cpu(DHT_CC_BPCC, "one cpu");
+}
+END_TEST
+
+/* The same with CSCC (no queues, relays drop): the requesters' links
+ * fill, and a request whose next attempt finds its neighbour's link full
+ * waits and tries again rather than failing. */
+START_TEST(test_flood_one_cpu_cscc)
+{
+	flood_one_cpu(DHT_CC_CSCC, "one cpu, cscc");
+}
+END_TEST
+
+/*
  * The same flood while node 3 stops reading for good (SIGSTOP): its
  * neighbours' queues to it block, are given up after BPCC_BLOCK_MAX
  * (1 s) and it is passed over, so that the others' lookups all end, and
@@ -558,6 +624,8 @@ test_suite(void)
 	tcase_add_test(tc, test_off);
 	tcase_add_test(tc, test_flood_no_deadlock);
 	tcase_add_test(tc, test_flood_stopped_node);
+	tcase_add_test(tc, test_flood_one_cpu);
+	tcase_add_test(tc, test_flood_one_cpu_cscc);
 	suite_add_tcase(s, tc);
 	return s;
 }
