@@ -279,6 +279,20 @@ cc_network(struct cc_ctx *x, unsigned si, unsigned buf, struct dbnet *net)
 	return 0;
 }
 
+/* A run starts on full tables: an overloaded run before may have cost
+ * some their entries (dht.entries_failed), and with refreshes off they
+ * do not come back, so the network is started again. */
+static int
+cc_fresh(struct cc_ctx *x, unsigned si, unsigned buf, struct dbnet *net)
+{
+	if (dbnet_tables_full(net))
+		return 0;
+	bench_log(&x->o, "routing tables lost entries: a new network");
+	x->restarts++;
+	dbnet_free(net);
+	return cc_network(x, si, buf, net);
+}
+
 static void
 cc_load_cfg(const struct cc_ctx *x, double rate, unsigned cross,
     struct cc_load_cfg *ret)
@@ -310,7 +324,9 @@ cc_collapse(struct cc_ctx *x)
 			for (unsigned ri = 0; r == 0 && ri < x->p.n_rates;
 			     ri++) {
 				cc_load_cfg(x, x->p.rates[ri], 0, &lc);
-				r = cc_load_run(&net, &lc, &run);
+				r = cc_fresh(x, si, 0, &net);
+				if (r == 0)
+					r = cc_load_run(&net, &lc, &run);
 				if (r == 0)
 					cc_report_run(x, si, -1, ri, rep, &run);
 				harness_sleep_ms(CC_SETTLE_MS);
@@ -340,7 +356,11 @@ cc_crossload(struct cc_ctx *x)
 				     r == 0 && ci < x->p.n_cross; ci++) {
 					cc_load_cfg(x, x->p.cross_rate,
 					    x->p.cross[ci], &lc);
-					r = cc_load_run(&net, &lc, &run);
+					r = cc_fresh(x, si, x->p.bufs[bi],
+					    &net);
+					if (r == 0)
+						r = cc_load_run(&net, &lc,
+						    &run);
 					if (r == 0)
 						cc_report_run(x, si, (int)bi,
 						    ci, rep, &run);

@@ -51,9 +51,10 @@ struct cc_ctx {
 	/* experiment 2: [scheme][buffer][cross][rep] */
 	struct cc_run fig5[CC_MAX_SCHEMES][CC_MAX_BUFS][CC_MAX_CROSS]
 	                  [CC_MAX_REPS];
-	double load0;   /* load average at the start */
-	FILE *runs_csv; /* every run */
-	FILE *ctr_csv;  /* every run's counters that moved */
+	double load0;      /* load average at the start */
+	unsigned restarts; /* networks started again for lost entries */
+	FILE *runs_csv;    /* every run */
+	FILE *ctr_csv;     /* every run's counters that moved */
 };
 
 /* Opens the per-run CSV files. 0 or a negative errno. */

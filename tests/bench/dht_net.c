@@ -169,6 +169,16 @@ dbnet_wait_tables(const struct dbnet *net, unsigned wait_ms)
 	return 0;
 }
 
+bool
+dbnet_tables_full(const struct dbnet *net)
+{
+	for (unsigned i = 0; i < net->n; i++)
+		if (dbnet_table_size(net->d[i]) <
+		    dbnet_full_table(net, i, dbnet_k(net->d[i])))
+			return false;
+	return true;
+}
+
 /* Waits until no daemon starts a request for a second: the lookups of
  * the refreshes before the reload are over. */
 static int
