@@ -59,6 +59,9 @@ struct cc_run {
 	double window_s;   /* from the first due time to the last */
 	double span_s;     /* from the first due time to the last success */
 	double tput;       /* ok / span / peers: lookups/s per peer */
+	double tput_win;   /* the same of those that ended while the load
+			    * was offered, over its time: the rate under
+			    * load, without the answers that came after */
 	double offered;    /* issued / window / peers */
 	double success;    /* ok / issued */
 	double p50_ms;     /* from a request's due time to its end */

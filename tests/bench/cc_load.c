@@ -56,6 +56,7 @@ struct cc_load {
 	uint64_t t0;
 	uint64_t *due; /* per request: due time, ns after t0 */
 	double *ms;    /* per successful request: its latency */
+	uint64_t *end; /* and when it ended, ns after t0 */
 	uint64_t n_ok, in_flight, last_ok_ns;
 	struct ferry_dht_key keys[CC_KEYS]; /* putget: blocks stored */
 	unsigned n_keys;
@@ -168,6 +169,7 @@ cc_ended(struct cc_load *x, struct cc_conn *cn, const struct ferry_dht_end *e)
 	if (k == cn->n)
 		return; /* not ours: cannot happen, libferry names them */
 	if (e->status == 0) {
+		x->end[x->n_ok] = now;
 		x->ms[x->n_ok++] = (double)(now - x->due[cn->idx[k]]) / 1e6;
 		x->last_ok_ns = now;
 		if (e->op == FERRY_C_DHT_PUT) {
@@ -387,7 +389,12 @@ cc_result(struct cc_load *x, struct cc_run *ret)
 {
 	unsigned n = x->net->n;
 	double paused = 0;
+	uint64_t in_win = 0;
 
+	for (uint64_t i = 0; i < x->n_ok; i++)
+		in_win += (double)x->end[i] / 1e9 <= ret->window_s;
+	ret->tput_win =
+	    ret->window_s > 0 ? (double)in_win / ret->window_s / n : NAN;
 	ret->issued = (uint64_t)n * x->cfg->lookups;
 	ret->ok = x->n_ok;
 	ret->span_s = (double)x->last_ok_ns / 1e9;
@@ -415,6 +422,7 @@ cc_load_free(struct cc_load *x)
 		(void)close(x->ep);
 	free(x->due);
 	free(x->ms);
+	free(x->end);
 	free(x->block);
 }
 
@@ -451,8 +459,9 @@ cc_load_run(const struct dbnet *net, const struct cc_load_cfg *cfg,
 	x.ep = epoll_create1(EPOLL_CLOEXEC);
 	x.due = calloc(total, sizeof(*x.due));
 	x.ms = calloc(total + 1, sizeof(*x.ms));
+	x.end = calloc(total + 1, sizeof(*x.end));
 	x.block = cfg->putget ? malloc(cfg->block) : NULL;
-	r = x.ep >= 0 && x.due != NULL && x.ms != NULL &&
+	r = x.ep >= 0 && x.due != NULL && x.ms != NULL && x.end != NULL &&
 	        (!cfg->putget || x.block != NULL)
 	    ? 0
 	    : -ENOMEM;

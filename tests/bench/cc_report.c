@@ -20,6 +20,7 @@ cc_report_open(struct cc_ctx *x)
 {
 	x->runs_csv = bench_csv_open(&x->o, "dhtcc_runs.csv",
 	    "experiment,scheme,buffer,rate,cross,rep,issued,ok,achieved,"
+	    "achieved_in_window,"
 	    "offered,success,p50_ms,p99_ms,retx_pct,timeouts,no_route,"
 	    "refused,other,paused_pct,late_ms,span_s,cpu,load");
 	x->ctr_csv = bench_csv_open(&x->o, "dhtcc_counters.csv",
@@ -53,19 +54,20 @@ cc_report_run(struct cc_ctx *x, unsigned si, int bi, unsigned ri, unsigned rep,
 		x->fig5[si][bi][ri][rep] = *r;
 	bench_log(&x->o,
 	    "exp %d %s buf %u rate %.0f cross %u%% rep %u: %.1f/s per peer "
-	    "(offered %.1f), %.1f %% ok, p50 %.0f ms, p99 %.0f ms, retx "
+	    "(%.1f while offered %.1f), %.1f %% ok, p50 %.0f ms, p99 %.0f ms, retx "
 	    "%.2f %%, paused %.1f %%, load %.2f",
-	    e, p->scheme[si], buf, rate, cross, rep + 1, r->tput, r->offered,
-	    100 * r->success, r->p50_ms, r->p99_ms, r->retx_pct, r->paused_pct,
-	    r->load);
+	    e, p->scheme[si], buf, rate, cross, rep + 1, r->tput, r->tput_win,
+	    r->offered, 100 * r->success, r->p50_ms, r->p99_ms, r->retx_pct,
+	    r->paused_pct, r->load);
 	if (x->runs_csv != NULL) {
 		fprintf(x->runs_csv,
-		    "%d,%s,%u,%.2f,%u,%u,%llu,%llu,%.3f,%.3f,%.4f,%.2f,%.2f,"
+		    "%d,%s,%u,%.2f,%u,%u,%llu,%llu,%.3f,%.3f,%.3f,%.4f,%.2f,"
+		    "%.2f,"
 		    "%.3f,%llu,%llu,%llu,%llu,%.2f,%.2f,%.3f,%.3f,%.2f\n",
 		    e, p->scheme[si], buf, rate, cross, rep + 1,
 		    (unsigned long long)r->issued, (unsigned long long)r->ok,
-		    r->tput, r->offered, r->success, r->p50_ms, r->p99_ms,
-		    r->retx_pct, (unsigned long long)r->timeouts,
+		    r->tput, r->tput_win, r->offered, r->success, r->p50_ms,
+		    r->p99_ms, r->retx_pct, (unsigned long long)r->timeouts,
 		    (unsigned long long)r->no_route,
 		    (unsigned long long)r->refused,
 		    (unsigned long long)r->other, r->paused_pct, r->late_ms,
@@ -85,6 +87,7 @@ cc_report_run(struct cc_ctx *x, unsigned si, int bi, unsigned ri, unsigned rep,
 /* The summary of field f over the runs of one point. */
 enum cc_field {
 	CC_TPUT,
+	CC_TPUT_WIN,
 	CC_OFFERED,
 	CC_SUCCESS,
 	CC_P50,
@@ -102,6 +105,8 @@ cc_field(const struct cc_run *r, enum cc_field f)
 	switch (f) {
 	case CC_TPUT:
 		return r->tput;
+	case CC_TPUT_WIN:
+		return r->tput_win;
 	case CC_OFFERED:
 		return r->offered;
 	case CC_SUCCESS:
@@ -165,19 +170,20 @@ cc_row(const struct cc_run *runs, unsigned reps)
 
 	cc_sum(runs, reps, CC_TPUT, &t);
 	cc_fails(runs, reps, f);
-	printf("%7.1f [%6.1f,%6.1f] %6.1f %8.0f %8.0f %6.2f %7llu %7llu "
-	       "%6llu %5llu %7.0f %4.0f %5.2f\n",
-	    t.median, t.min, t.max, cc_med(runs, reps, CC_SUCCESS),
-	    cc_med(runs, reps, CC_P50), cc_med(runs, reps, CC_P99),
-	    cc_med(runs, reps, CC_RETX), (unsigned long long)f[0],
-	    (unsigned long long)f[1], (unsigned long long)f[2],
-	    (unsigned long long)f[3], cc_med(runs, reps, CC_LATE),
-	    cc_med(runs, reps, CC_CPU), cc_med(runs, reps, CC_LOAD));
+	printf("%7.1f [%6.1f,%6.1f] %7.1f %6.1f %8.0f %8.0f %6.2f %7llu "
+	       "%7llu %6llu %5llu %7.0f %4.0f %5.2f\n",
+	    t.median, t.min, t.max, cc_med(runs, reps, CC_TPUT_WIN),
+	    cc_med(runs, reps, CC_SUCCESS), cc_med(runs, reps, CC_P50),
+	    cc_med(runs, reps, CC_P99), cc_med(runs, reps, CC_RETX),
+	    (unsigned long long)f[0], (unsigned long long)f[1],
+	    (unsigned long long)f[2], (unsigned long long)f[3],
+	    cc_med(runs, reps, CC_LATE), cc_med(runs, reps, CC_CPU),
+	    cc_med(runs, reps, CC_LOAD));
 }
 
 static const char cc_cols[] =
-    "achieved/s [  min,   max]  ok %  p50 ms  p99 ms retx %  tmout  "
-    "noroute refused other late ms cpu%  load";
+    "achieved/s [  min,   max] in-load  ok %  p50 ms  p99 ms retx %  "
+    "tmout noroute refused other late ms cpu%  load";
 
 /* The counters that moved in run r, on one line. */
 static void
@@ -336,16 +342,19 @@ cc_plot_data(const struct cc_ctx *x)
 
 	if (p->do_collapse &&
 	    (f = bench_csv_open(&x->o, "dhtcc_fig4.dat",
-	         "# offered achieved min max, per peer a second")) != NULL) {
+	         "# offered achieved min max achieved-while-offered, per "
+	         "peer a second")) != NULL) {
 		for (unsigned si = 0; si < p->n_schemes; si++) {
 			fprintf(f, "%s\"%s\"\n", si > 0 ? "\n\n" : "",
 			    p->scheme[si]);
 			for (unsigned ri = 0; ri < p->n_rates; ri++) {
 				cc_sum(x->fig4[si][ri], x->o.reps, CC_TPUT, &s);
 				if (s.n > 0)
-					fprintf(f, "%.2f %.3f %.3f %.3f\n",
+					fprintf(f, "%.2f %.3f %.3f %.3f %.3f\n",
 					    p->rates[ri], s.median, s.min,
-					    s.max);
+					    s.max,
+					    cc_med(x->fig4[si][ri], x->o.reps,
+					        CC_TPUT_WIN));
 			}
 		}
 		(void)fclose(f);

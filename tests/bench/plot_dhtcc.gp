@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # bench_dht_cc (issue 14): the seed's Fig. 4, throughput achieved per peer
 # against the offered load, one line per congestion scheme (median of the
-# runs, min-max error bars, the line achieved = offered for reference),
+# runs, min-max error bars; dotted, the requests that ended while the load
+# was offered, over that time; the line achieved = offered for reference),
 # and Fig. 5, throughput against the cross-load (% of the time each peer
 # is stopped), one line per scheme and buffer.
 # Usage: gnuplot -e "dir='OUT'" tests/bench/plot_dhtcc.gp
@@ -23,8 +24,12 @@ if (system("test -s " . f4 . " && echo y") eq "y") {
     set xrange [0:*]
     set yrange [0:*]
     plot for [i = 0:*] f4 index i using 1:2:3:4 with yerrorlines \
-            lw 2 pt 7 title columnheader(1), \
-         x with lines dt 2 lc rgb "gray" title "achieved = offered"
+            lw 2 pt 7 lc (i + 1) title columnheader(1), \
+         for [i = 0:*] f4 index i using 1:5 with linespoints \
+            dt 3 lw 1 pt 6 lc (i + 1) notitle, \
+         x with lines dt 2 lc rgb "gray" title "achieved = offered", \
+         NaN with linespoints dt 3 pt 6 lc rgb "black" \
+            title "dotted: ended while the load was offered"
     unset output
 }
 
