@@ -199,7 +199,8 @@ cc_expand(const struct cc_opts *p, const char *t, unsigned buf, char *out,
 			else if (*t == 'q')
 				(void)snprintf(tmp, sizeof(tmp), "%u", q);
 			else if (*t == 'B')
-				(void)snprintf(tmp, sizeof(tmp), "%u", q * 256);
+				(void)snprintf(tmp, sizeof(tmp), "%u",
+				    q * 256 < 16384 ? 16384 : q * 256);
 			else if (*t == '%')
 				tmp[0] = '%';
 			else

@@ -398,8 +398,9 @@ cc_report(struct cc_ctx *x)
 	if (p->emulate)
 		printf("; each peer sends at %u kbit/s, %u ms one-way", p->kbit,
 		    p->delay_ms);
-	printf("; load average at the start %.2f, at the end %.2f\n", x->load0,
-	    db_load());
+	printf("; load average at the start %.2f, at the end %.2f; networks "
+	       "started again for tables that lost entries: %u\n",
+	    x->load0, db_load(), x->restarts);
 	if (p->do_collapse)
 		cc_table4(x);
 	if (p->do_cross)
