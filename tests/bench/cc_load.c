@@ -321,8 +321,15 @@ cc_begin(struct cc_load *x)
 		    (x->cfg->poisson
 		            ? cc_gap_ns(x)
 		            : (uint64_t)(cc_unit(x) * 1e9 / x->cfg->rate));
+		/* Each peer starts as it would be at any moment of a long
+		 * run: stopped with probability cross (pauses are
+		 * memoryless, so the rest of one is as long as a whole);
+		 * starting them all running made the stopped fraction of
+		 * a 20 s run half the one asked for. */
 		if (x->cfg->cross > 0)
-			pe->toggle_ns = x->t0 + cc_exp_ns(x, cc_run_mean_ns(x));
+			pe->toggle_ns = cc_unit(x) <= x->cfg->cross
+			    ? x->t0
+			    : x->t0 + cc_exp_ns(x, cc_run_mean_ns(x));
 	}
 }
 
