@@ -29,6 +29,7 @@
 #define CC_WAIT_MS   120000 /* for the tables to fill */
 #define CC_SETTLE_MS 2000   /* between runs: late answers, queues */
 #define CC_CLIENT_MS 10000  /* the DHT's REQUEST_TIMEOUT */
+#define CC_NET_TRIES 3      /* networks started for one that forms */
 
 static int
 cc_list(const char *arg, double *v, unsigned max, unsigned *ret_n, double lo,
@@ -262,8 +263,16 @@ cc_network(struct cc_ctx *x, unsigned si, unsigned buf, struct dbnet *net)
 		return r;
 	bench_log(&x->o, "starting %u daemons, scheme %s, buffer %u",
 	    x->p.daemons, x->p.scheme[si], buf);
-	r = dbnet_start(net, "bench-dhtcc", x->p.daemons, x->transport, delay,
-	    cfg, CC_WAIT_MS + 100 * delay * x->p.daemons);
+	/* With K = 1 a table waits for the one peer of a deep bucket that
+	 * the others' lookups may not find in time: seen once in about 30
+	 * networks (3 of 4 peers after 168 s). Another network, other ids. */
+	for (unsigned t = 0; t < CC_NET_TRIES; t++) {
+		r = dbnet_start(net, "bench-dhtcc", x->p.daemons, x->transport,
+		    delay, cfg, CC_WAIT_MS + 100 * delay * x->p.daemons);
+		if (r != -ETIMEDOUT)
+			break;
+		bench_log(&x->o, "the tables did not fill: another network");
+	}
 	if (r < 0)
 		return r;
 	bench_log(&x->o, "tables full after %.1f s",
