@@ -416,7 +416,8 @@ cc_defaults(struct cc_opts *p)
 static void
 cc_settle_opts(struct cc_ctx *x, bool rates_given, bool xrate_given)
 {
-	static const double cpu_rates[] = { 25, 50, 100, 200, 300, 400, 600 };
+	static const double cpu_rates[] = { 50, 100, 200, 400, 600, 800, 1200,
+		1600 };
 	struct cc_opts *p = &x->p;
 
 	if (!p->emulate && !rates_given) {
@@ -455,8 +456,8 @@ static const char cc_usage[] =
     "(default none;\n"
     "            none,cscc,bpcc once the schemes exist)\n"
     "  -R LIST   collapse: offered requests a second per peer (default\n"
-    "            15,30,60,80,100,150,200; -E off: 25,50,100,200,300,400,"
-    "600)\n"
+    "            15,30,60,80,100,150,200; -E off: 50,100,200,400,600,800,"
+    "\n            1200,1600)\n"
     "  -x LIST   cross: % of the time each peer is stopped (default "
     "0,5,10,15)\n"
     "  -X RATE   cross: offered requests a second per peer (default 100;"
