@@ -218,15 +218,15 @@ void ferry_dht_status_free(struct ferry_dht_status *status);
 
 /* How an asynchronous request ended. */
 struct ferry_dht_end {
-	uint32_t req_id;            /* what its start call gave */
-	uint16_t op;                /* FERRY_C_DHT_PUT, _GET or _FIND */
-	int status;                 /* what the blocking call returns */
-	struct ferry_dht_key key;   /* the block's (PUT), the one asked */
-	uint8_t *data;              /* GET: the block, checked, or NULL */
-	size_t len;                 /* its bytes */
+	uint32_t req_id;             /* what its start call gave */
+	uint16_t op;                 /* FERRY_C_DHT_PUT, _GET or _FIND */
+	int status;                  /* what the blocking call returns */
+	struct ferry_dht_key key;    /* the block's (PUT), the one asked */
+	uint8_t *data;               /* GET: the block, checked, or NULL */
+	size_t len;                  /* its bytes */
 	struct ferry_peer_id *peers; /* FIND: closest first, or NULL */
 	size_t n_peers;
-	size_t receipts;            /* PUT: the receipts that came */
+	size_t receipts; /* PUT: the receipts that came */
 };
 /* Starts a PUT as ferry_dht_put() does; the key is in the end. */
 int ferry_dht_put_start(struct ferry_client *client, const void *data,

@@ -22,7 +22,7 @@ cc_report_open(struct cc_ctx *x)
 	    "experiment,scheme,buffer,rate,cross,rep,issued,ok,achieved,"
 	    "achieved_in_window,"
 	    "offered,success,p50_ms,p99_ms,retx_pct,timeouts,no_route,"
-	    "refused,other,paused_pct,late_ms,span_s,cpu,load");
+	    "refused,other,first_other,paused_pct,late_ms,span_s,cpu,load");
 	x->ctr_csv = bench_csv_open(&x->o, "dhtcc_counters.csv",
 	    "experiment,scheme,buffer,rate,cross,rep,counter,delta");
 	return x->runs_csv != NULL && x->ctr_csv != NULL ? 0 : -EIO;
@@ -59,19 +59,22 @@ cc_report_run(struct cc_ctx *x, unsigned si, int bi, unsigned ri, unsigned rep,
 	    e, p->scheme[si], buf, rate, cross, rep + 1, r->tput, r->tput_win,
 	    r->offered, 100 * r->success, r->p50_ms, r->p99_ms, r->retx_pct,
 	    r->paused_pct, r->load);
+	if (r->other > 0)
+		bench_log(&x->o, "  %llu failed otherwise, the first: %s",
+		    (unsigned long long)r->other, strerror(-r->first_other));
 	if (x->runs_csv != NULL) {
 		fprintf(x->runs_csv,
 		    "%d,%s,%u,%.2f,%u,%u,%llu,%llu,%.3f,%.3f,%.3f,%.4f,%.2f,"
 		    "%.2f,"
-		    "%.3f,%llu,%llu,%llu,%llu,%.2f,%.2f,%.3f,%.3f,%.2f\n",
+		    "%.3f,%llu,%llu,%llu,%llu,%d,%.2f,%.2f,%.3f,%.3f,%.2f\n",
 		    e, p->scheme[si], buf, rate, cross, rep + 1,
 		    (unsigned long long)r->issued, (unsigned long long)r->ok,
 		    r->tput, r->tput_win, r->offered, r->success, r->p50_ms,
 		    r->p99_ms, r->retx_pct, (unsigned long long)r->timeouts,
 		    (unsigned long long)r->no_route,
 		    (unsigned long long)r->refused,
-		    (unsigned long long)r->other, r->paused_pct, r->late_ms,
-		    r->span_s, r->cpu, r->load);
+		    (unsigned long long)r->other, r->first_other, r->paused_pct,
+		    r->late_ms, r->span_s, r->cpu, r->load);
 		(void)fflush(x->runs_csv);
 	}
 	for (unsigned j = 0; x->ctr_csv != NULL && j < r->ctr.n; j++)

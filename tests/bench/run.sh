@@ -23,7 +23,7 @@
 #        ferry put and get of 1 GiB on 4 and 16 daemons, about 3 minutes a
 #        repetition, is left out unless named; so is dhtcc, bench_dht_cc,
 #        congestion collapse and cross-load between 16 daemons over
-#        emulated links (issue 14), about 35 minutes a scheme (-q: 10);
+#        emulated links (issue 14), about 70 minutes a scheme (-q: 20);
 #        its schemes come from FERRY_BENCH_DHTCC_ARGS, e.g.
 #        "-C none,cscc,bpcc")
 #   --smtp  add the SMTP benchmark (bench_smtp, issue 5) to them. Not in
@@ -36,8 +36,9 @@
 #   machine the benchmarked processes then win over background work),
 #   FERRY_BENCH_ARGS (more options for every program, e.g. "-p on" or
 #   "-c extra.conf"), FERRY_BENCH_DHTCC_ARGS (more options for
-#   bench_dht_cc only, e.g. "-C none,cscc,bpcc -B bpcc:..."), FERRY_BENCH_SMTP_ARGS (more options for bench_smtp
-#   only, e.g. "-f fig8 -I maildir,fifo"), FERRY_BENCH_NO_INSTALL=1 (never run
+#   bench_dht_cc only, e.g. "-C none,cscc,bpcc -B bpcc:..."),
+#   FERRY_BENCH_SMTP_ARGS (more options for bench_smtp only, e.g.
+#   "-f fig8 -I maildir,fifo"), FERRY_BENCH_NO_INSTALL=1 (never run
 #   .ci/install-deps.sh for a missing gnuplot).
 #
 # gnuplot comes from Debian's gnuplot-nox, which .ci/install-deps.sh
