@@ -246,6 +246,53 @@ int ferry_dht_status(struct ferry_client *client,
     struct ferry_dht_status **ret);
 void ferry_dht_status_free(struct ferry_dht_status *status);
 
+/*
+ * Asynchronous DHT requests: many in flight on one client, each named by
+ * the req_id its start call gives, their ends collected with
+ * ferry_dht_next() in the order they come. A start call queues the
+ * request and writes what the socket takes without waiting;
+ * ferry_dht_next() writes the rest. At most FERRY_DHT_ASYNC_MAX (the
+ * daemon's bound for one connection) are in flight or ended and not
+ * collected: another start gives -EAGAIN. Each gives up, -ETIMEDOUT, as
+ * its blocking form does (the client's timeout plus 5 s). Other calls
+ * may be made on the same client meanwhile: the replies to the
+ * asynchronous requests that come during them are kept.
+ */
+#define FERRY_DHT_ASYNC_MAX 64
+
+/* How an asynchronous request ended. */
+struct ferry_dht_end {
+	uint32_t req_id;             /* what its start call gave */
+	uint16_t op;                 /* FERRY_C_DHT_PUT, _GET or _FIND */
+	int status;                  /* what the blocking call returns */
+	struct ferry_dht_key key;    /* the block's (PUT), the one asked */
+	uint8_t *data;               /* GET: the block, checked, or NULL */
+	size_t len;                  /* its bytes */
+	struct ferry_peer_id *peers; /* FIND: closest first, or NULL */
+	size_t n_peers;
+	size_t receipts; /* PUT: the receipts that came */
+};
+/* Starts a PUT as ferry_dht_put() does; the key is in the end. */
+int ferry_dht_put_start(struct ferry_client *client, const void *data,
+    size_t len, unsigned replication, uint64_t expiry, uint32_t *ret_req_id);
+/* Starts a GET as ferry_dht_get() does. */
+int ferry_dht_get_start(struct ferry_client *client,
+    const struct ferry_dht_key *key, uint32_t *ret_req_id);
+/* Starts a FIND as ferry_dht_find() does. */
+int ferry_dht_find_start(struct ferry_client *client,
+    const struct ferry_dht_key *key, unsigned want, uint32_t *ret_req_id);
+/* Waits up to timeout_ms (0: not at all, -1: forever) for an
+ * asynchronous request to end: 0 with *ret filled (free it with
+ * ferry_dht_end_free()), -ETIMEDOUT none has ended yet, -ENOENT none is
+ * in flight. When the connection breaks, each request in flight ends
+ * with its error. */
+int ferry_dht_next(struct ferry_client *client, int timeout_ms,
+    struct ferry_dht_end *ret);
+/* Frees what an end holds (not the struct). NULL is allowed. */
+void ferry_dht_end_free(struct ferry_dht_end *end);
+/* Asynchronous requests in flight or ended and not collected. */
+unsigned ferry_dht_pending(const struct ferry_client *client);
+
 /* The key of a block: BLAKE2b-256 of its bytes. 0, or -EINVAL. */
 int ferry_dht_key_of(const void *data, size_t len, struct ferry_dht_key *ret);
 /* 0 if r is a receipt by r->storer (the peer id of r->storer_pk) for the

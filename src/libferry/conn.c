@@ -79,6 +79,7 @@ ferry_client_close(struct ferry_client *c)
 	buf_done(&c->queue);
 	buf_done(&c->msg);
 	buf_done(&c->rx_reasm);
+	lf_async_free(c);
 	free(c);
 }
 
@@ -144,12 +145,15 @@ lf_drain_input(struct ferry_client *c)
 	int r;
 
 	while ((r = lf_next_frame(c, &f)) > 0) {
-		/* No request is waiting: anything but a message is a late
-		 * reply to one that timed out. */
+		/* No blocking request is waiting: anything but a message is
+		 * a reply to an asynchronous request, or a late reply to one
+		 * that timed out. */
 		if (f.type == FERRY_C_RECEIVE) {
 			r = lf_rx_frame(c, &f);
 			if (r < 0)
 				return lf_fail(c, r);
+		} else {
+			lf_async_frame(c, &f);
 		}
 		lf_consume(c, &f);
 	}
@@ -178,6 +182,14 @@ lf_write(struct ferry_client *c)
 	if (r < 0)
 		return lf_fail(c, r == -EPIPE ? -ECONNRESET : r);
 	return 0;
+}
+
+int
+lf_write_nowait(struct ferry_client *c)
+{
+	if (c->dead)
+		return c->dead;
+	return buf_size(&c->out) > 0 ? lf_write(c) : 0;
 }
 
 static int
@@ -278,7 +290,8 @@ lf_write_fd(struct ferry_client *c, const void *frame, size_t size, int fd,
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN)
-			return lf_fail(c, errno == EPIPE ? -ECONNRESET : -errno);
+			return lf_fail(c,
+			    errno == EPIPE ? -ECONNRESET : -errno);
 		r = lf_wait(c, true, deadline);
 		if (r == 0)
 			r = lf_drain_input(c);

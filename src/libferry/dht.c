@@ -15,10 +15,6 @@
 
 #include "lib/wire.h"
 
-/* DHT requests wait this much beyond the client's timeout: the DHT gives
- * up on a request after its own timeout (10 s by default) and the daemon
- * then says so, which tells more than a timeout here. */
-#define LF_DHT_EXTRA_MS       5000
 /* Data bytes per DHT_PUT frame. */
 #define LF_DHT_PUT_PIECE      (FERRY_MSG_SIZE_MAX - FERRY_C_DHT_PUT_FIXED)
 #define LF_DHT_RECEIPT_PREFIX "ferry dht receipt v1"
@@ -117,7 +113,7 @@ ferry_dht_key_parse(const char *s, struct ferry_dht_key *ret)
 /* DHT_PUT: 4 req_id  8 replication  9 reserved  10 reserved16  12 expiry
  *         20 total_len  24 offset  28 data[]. All pieces are reserved at
  * once, so a failed allocation queues nothing rather than half a block. */
-static int
+int
 lf_dht_put_append(struct ferry_client *c, uint32_t req_id, const uint8_t *data,
     size_t len, unsigned replication, uint64_t expiry)
 {
@@ -146,14 +142,6 @@ lf_dht_put_append(struct ferry_client *c, uint32_t req_id, const uint8_t *data,
 	return 0;
 }
 
-/* What a DHT_PUT got back. */
-struct lf_dht_stored {
-	const struct ferry_dht_key *key;    /* the block's, expected */
-	struct ferry_dht_receipt *receipts; /* decoded, malloc'd */
-	size_t n;                           /* how many */
-	bool got;                           /* DHT_STORED came */
-};
-
 /* One receipt of DHT_STORED: storer[32]  expiry  put_hash[32]
  * storer_pk[32]  sig[64] */
 static void
@@ -168,7 +156,7 @@ lf_dht_receipt(const uint8_t *p, struct ferry_dht_receipt *r)
 
 /* DHT_STORED: 4 req_id  8 key[32]  40 count  41 replication
  *            42 reserved, then count receipts; RESULT follows. */
-static int
+int
 lf_dht_stored_reply(void *ctx, const struct lf_frame *f)
 {
 	struct lf_dht_stored *st = ctx;
@@ -243,17 +231,9 @@ ferry_dht_put(struct ferry_client *c, const void *data, size_t len,
 	return r;
 }
 
-/* A block coming in pieces. */
-struct lf_dht_block {
-	uint8_t *data; /* total bytes, malloc'd at the first piece */
-	size_t total;  /* its length */
-	size_t have;   /* bytes received so far */
-	bool started;  /* the first piece came */
-};
-
 /* DHT_BLOCK: 4 req_id  8 total_len  12 offset  16 data[]; pieces in
  * order, none empty unless the block is; RESULT 0 follows. */
-static int
+int
 lf_dht_block_reply(void *ctx, const struct lf_frame *f)
 {
 	struct lf_dht_block *b = ctx;
@@ -319,14 +299,8 @@ ferry_dht_get(struct ferry_client *c, const struct ferry_dht_key *key,
 	return 0;
 }
 
-/* The peers of a FIND. */
-struct lf_dht_nodes {
-	struct ferry_peer_id *ids; /* want of them, malloc'd */
-	size_t n, want;            /* received, asked for */
-};
-
 /* DHT_NODE: 4 req_id  8 id[32]; one per peer, then RESULT 0. */
-static int
+int
 lf_dht_node_reply(void *ctx, const struct lf_frame *f)
 {
 	struct lf_dht_nodes *nd = ctx;

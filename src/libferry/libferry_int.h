@@ -27,6 +27,12 @@
 /* Data bytes per SEND and RECEIVE frame. */
 #define LF_SEND_PIECE         (FERRY_MSG_SIZE_MAX - FERRY_C_SEND_FIXED)
 #define LF_RECEIVE_PIECE      (FERRY_MSG_SIZE_MAX - FERRY_C_RECEIVE_FIXED)
+/* DHT requests wait this much beyond the client's timeout: the DHT gives
+ * up on a request after its own timeout (10 s by default) and the daemon
+ * then says so, which tells more than a timeout here. */
+#define LF_DHT_EXTRA_MS       5000
+
+struct lf_async_op;
 
 struct ferry_client {
 	int fd;               /* non-blocking UNIX stream socket */
@@ -41,9 +47,11 @@ struct ferry_client {
 	struct ferry_peer_id rx_peer;
 	uint16_t rx_type;
 	uint32_t rx_total;
-	struct buf rx_reasm; /* its pieces so far */
-	uint64_t rx_dropped; /* messages the full queue refused */
-	char why[256];       /* the last failed RESULT's message */
+	struct buf rx_reasm;       /* its pieces so far */
+	uint64_t rx_dropped;       /* messages the full queue refused */
+	char why[256];             /* the last failed RESULT's message */
+	struct lf_async_op *async; /* FERRY_DHT_ASYNC_MAX slots, or NULL */
+	unsigned async_n;          /* slots in use (in flight or ended) */
 };
 
 /* One frame from the daemon, borrowed from client->in. */
@@ -68,6 +76,9 @@ void lf_consume(struct ferry_client *c, const struct lf_frame *f);
  * or the deadline passes, and reads what is there. 0, -ETIMEDOUT, or
  * the error that broke the connection. */
 int lf_wait(struct ferry_client *c, bool want_write, int64_t deadline);
+/* Writes what the socket takes now, without waiting. 0 or the error that
+ * broke the connection. */
+int lf_write_nowait(struct ferry_client *c);
 /* Writes buffered output until at most keep bytes remain, reading and
  * queueing what arrives meanwhile. 0, -ETIMEDOUT or a connection error. */
 int lf_write_until(struct ferry_client *c, size_t keep, int64_t deadline);
@@ -77,8 +88,8 @@ int lf_write_until(struct ferry_client *c, size_t keep, int64_t deadline);
 int lf_drain_input(struct ferry_client *c);
 /* Writes everything buffered, then the size bytes at frame with fd as
  * SCM_RIGHTS beside its first byte. 0 or an error. */
-int lf_write_fd(struct ferry_client *c, const void *frame, size_t size,
-    int fd, int64_t deadline);
+int lf_write_fd(struct ferry_client *c, const void *frame, size_t size, int fd,
+    int64_t deadline);
 
 /* request.c */
 /* A reply frame other than RESULT: 1 done, 0 more to come, or -errno. */
@@ -94,6 +105,8 @@ uint8_t *lf_request_frame(struct ferry_client *c, uint16_t type, size_t size,
  * extra_ms lengthens the wait (PING). */
 int lf_request_wait(struct ferry_client *c, uint32_t req_id, lf_reply_fn *fn,
     void *ctx, uint64_t extra_ms);
+/* The status of a RESULT frame: 0, a negative errno, or -EPROTO. */
+int lf_result_status(const struct lf_frame *f);
 /* A request that is only a header and req_id, answered by RESULT. */
 int lf_request_simple(struct ferry_client *c, uint16_t type, lf_reply_fn *fn,
     void *ctx);
@@ -101,8 +114,47 @@ int lf_request_simple(struct ferry_client *c, uint16_t type, lf_reply_fn *fn,
 /* Handles one frame while a request waits: a RECEIVE is queued, a
  * reply to req_id goes to fn, RESULT ends it. 1 the request is over
  * (*status set), 0 go on, negative: the connection broke. */
-int lf_reply(struct ferry_client *c, const struct lf_frame *f,
-    uint32_t req_id, lf_reply_fn *fn, void *ctx, int *status);
+int lf_reply(struct ferry_client *c, const struct lf_frame *f, uint32_t req_id,
+    lf_reply_fn *fn, void *ctx, int *status);
+
+/* dht.c: the replies of DHT requests, for blocking and asynchronous
+ * requests alike. */
+/* What a DHT_PUT got back. */
+struct lf_dht_stored {
+	const struct ferry_dht_key *key;    /* the block's, expected */
+	struct ferry_dht_receipt *receipts; /* decoded, malloc'd */
+	size_t n;                           /* how many */
+	bool got;                           /* DHT_STORED came */
+};
+/* A block coming in pieces. */
+struct lf_dht_block {
+	uint8_t *data; /* total bytes, malloc'd at the first piece */
+	size_t total;  /* its length */
+	size_t have;   /* bytes received so far */
+	bool started;  /* the first piece came */
+};
+/* The peers of a FIND. */
+struct lf_dht_nodes {
+	struct ferry_peer_id *ids; /* want of them, malloc'd */
+	size_t n, want;            /* received, asked for */
+};
+/* Appends the DHT_PUT frames of a block under req_id. 0 or -ENOMEM. */
+int lf_dht_put_append(struct ferry_client *c, uint32_t req_id,
+    const uint8_t *data, size_t len, unsigned replication, uint64_t expiry);
+/* lf_reply_fn's for DHT_STORED (ctx a struct lf_dht_stored), DHT_BLOCK
+ * (struct lf_dht_block) and DHT_NODE (struct lf_dht_nodes). */
+int lf_dht_stored_reply(void *ctx, const struct lf_frame *f);
+int lf_dht_block_reply(void *ctx, const struct lf_frame *f);
+int lf_dht_node_reply(void *ctx, const struct lf_frame *f);
+
+/* dht_async.c */
+/* Takes a reply frame (not RECEIVE) that no blocking request waits for:
+ * one to an asynchronous request goes to it, any other is dropped (a
+ * late reply). Never fails: a malformed reply ends its request with
+ * -EPROTO. */
+void lf_async_frame(struct ferry_client *c, const struct lf_frame *f);
+/* Frees the asynchronous requests' state (at close). */
+void lf_async_free(struct ferry_client *c);
 
 /* rx.c */
 /* Takes one RECEIVE frame: queues a whole message, or one piece of a

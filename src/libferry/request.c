@@ -37,7 +37,7 @@ lf_request_frame(struct ferry_client *c, uint16_t type, size_t size,
 }
 
 /* RESULT: 4 req_id  8 i32 status  12 message[] */
-static int
+int
 lf_result_status(const struct lf_frame *f)
 {
 	int32_t status;
@@ -59,9 +59,12 @@ lf_reply(struct ferry_client *c, const struct lf_frame *f, uint32_t req_id,
 
 	if (f->type == FERRY_C_RECEIVE)
 		return lf_rx_frame(c, f);
-	/* Replies to requests that timed out earlier are dropped. */
-	if (f->size < 8 || wire_get32(f->p + 4) != req_id)
+	/* Replies to asynchronous requests are kept for them; those to
+	 * requests that timed out earlier are dropped. */
+	if (f->size < 8 || wire_get32(f->p + 4) != req_id) {
+		lf_async_frame(c, f);
 		return 0;
+	}
 	if (f->type == FERRY_C_RESULT) {
 		*status = lf_result_status(f);
 		c->why[0] = '\0';

@@ -22,11 +22,11 @@
 
 #include "bench.h"
 
-#define DB_MAX_DAEMONS 64
-#define DB_MAX_JOBS    64 /* a connection each: threads of one client */
-#define DB_HDR_LEN     16 /* a throughput block's unique header */
+#define DB_MAX_DAEMONS  64
+#define DB_MAX_JOBS     64 /* a connection each: threads of one client */
+#define DB_HDR_LEN      16 /* a throughput block's unique header */
 #define DB_MAX_LEAVES   16
-#define DB_HOP_CLASSES 3  /* requests of 0, 1, and 2 or more hops */
+#define DB_HOP_CLASSES  3 /* requests of 0, 1, and 2 or more hops */
 /* The classes of requests reported: by lookup length (0, 1, 2+), and by
  * the way their answers came, straight from the peer that gave them or
  * through others (the origin's dht.answers_in_direct/_routed). */
@@ -94,6 +94,10 @@ int dbnet_add_leaves(struct dbnet *net, unsigned n, const char *transport,
 void dbnet_stop_leaves(struct dbnet *net);
 /* Stops the daemons and removes their directories. */
 void dbnet_free(struct dbnet *net);
+/* True if every routing table holds every daemon its buckets have room
+ * for, as dbnet_start() left them (a table loses entries that fail to
+ * answer, under overload too). */
+bool dbnet_tables_full(const struct dbnet *net);
 /* Peers in d's routing table, or 0 if it does not answer. */
 uint32_t dbnet_table_size(const struct harness_daemon *d);
 /* Blocks d stores, or 0 if it does not answer. */
@@ -119,11 +123,11 @@ double db_quantile(double *v, size_t n, double q);
 
 /* One timed request of the latency part. */
 struct db_op {
-	unsigned origin; /* daemon whose client asked (a leaf's index for a
+	unsigned origin;   /* daemon whose client asked (a leaf's index for a
 			  * leaf's request) */
-	double ms;       /* from the call to its return */
-	int status;      /* 0 or the negative errno it returned */
-	int hops;        /* its lookup length (origin's dht.hops_total
+	double ms;         /* from the call to its return */
+	int status;        /* 0 or the negative errno it returned */
+	int hops;          /* its lookup length (origin's dht.hops_total
 			  * before and after), -1 if unknown */
 	enum db_path path; /* how its answers came */
 };

@@ -95,26 +95,88 @@ dbnet_spawn(struct dbnet *net, const char *transport, const char *extra)
 	return r;
 }
 
-/* Waits until every table holds every other daemon (k = 20 leaves room
- * for 16), as test_dht does. */
+/* The length of the prefix ids a and b share, in bits: the bucket of
+ * the routing table one keeps the other in. */
+static unsigned
+dbnet_prefix(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return (unsigned)(i * 8) +
+			    (unsigned)__builtin_clz((unsigned)(a[i] ^ b[i])) -
+			    (unsigned)(8 * (sizeof(unsigned) - 1));
+	return (unsigned)(len * 8);
+}
+
+/* How many of the other daemons d_i's table holds once full: every one
+ * with buckets of k = 20 (16 daemons), else k per bucket at most (-K of
+ * bench_dht_cc: tables as small as Chord's fingers, lookups of several
+ * hops). */
+static unsigned
+dbnet_full_table(const struct dbnet *net, unsigned i, unsigned k)
+{
+	unsigned per[FERRY_PEER_ID_LEN * 8 + 1] = { 0 }, n = 0;
+
+	for (unsigned j = 0; j < net->n; j++)
+		if (j != i)
+			per[dbnet_prefix(net->d[i]->id.bytes,
+			    net->d[j]->id.bytes, FERRY_PEER_ID_LEN)]++;
+	for (size_t b = 0; b < sizeof(per) / sizeof(per[0]); b++)
+		n += per[b] < k ? per[b] : k;
+	return n;
+}
+
+/* d's bucket size, 0 if it does not answer. */
+static unsigned
+dbnet_k(const struct harness_daemon *d)
+{
+	struct ferry_dht_status *st;
+	struct ferry_client *c;
+	unsigned k = 0;
+
+	if (harness_daemon_client(d, &c) < 0)
+		return 0;
+	if (ferry_dht_status(c, &st) == 0) {
+		k = st->k;
+		ferry_dht_status_free(st);
+	}
+	ferry_client_close(c);
+	return k;
+}
+
+/* Waits until every table holds every daemon its buckets have room for
+ * (all the others with k = 20 and 16 daemons), as test_dht does. */
 static int
 dbnet_wait_tables(const struct dbnet *net, unsigned wait_ms)
 {
 	uint64_t end = harness_now_ms() + wait_ms;
 
-	for (unsigned i = 0; i < net->n; i++)
-		while (dbnet_table_size(net->d[i]) < net->n - 1) {
+	for (unsigned i = 0; i < net->n; i++) {
+		unsigned want = dbnet_full_table(net, i, dbnet_k(net->d[i]));
+
+		while (dbnet_table_size(net->d[i]) < want) {
 			if (harness_now_ms() > end) {
 				fprintf(stderr,
 				    "bench_dht: d%u's table holds %u of %u "
 				    "peers after %u ms\n",
-				    i, dbnet_table_size(net->d[i]), net->n - 1,
+				    i, dbnet_table_size(net->d[i]), want,
 				    wait_ms);
 				return -ETIMEDOUT;
 			}
 			harness_sleep_ms(100);
 		}
+	}
 	return 0;
+}
+
+bool
+dbnet_tables_full(const struct dbnet *net)
+{
+	for (unsigned i = 0; i < net->n; i++)
+		if (dbnet_table_size(net->d[i]) <
+		    dbnet_full_table(net, i, dbnet_k(net->d[i])))
+			return false;
+	return true;
 }
 
 /* Waits until no daemon starts a request for a second: the lookups of

@@ -8,7 +8,7 @@
 # directory.
 #
 # Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
-#                           [-s rtt,throughput,latency,store,dht,stages,xfer,smtp]
+#                           [-s rtt,throughput,latency,store,dht,stages,xfer,dhtcc,smtp]
 #                           [--smtp]
 #   -q   quick smoke run (small counts, 1-2 repetitions; about two minutes)
 #   -r   repetitions of every measurement (default: each program's own,
@@ -21,7 +21,11 @@
 #        daemons there and takes about 15 minutes; stages, the storage
 #        encoding's stages and pipeline limit, about one minute; xfer,
 #        ferry put and get of 1 GiB on 4 and 16 daemons, about 3 minutes a
-#        repetition, is left out unless named)
+#        repetition, is left out unless named; so is dhtcc, bench_dht_cc,
+#        congestion collapse and cross-load between 16 daemons over
+#        emulated links (issue 14), about 70 minutes a scheme (-q: 20);
+#        its schemes come from FERRY_BENCH_DHTCC_ARGS, e.g.
+#        "-C none,cscc,bpcc")
 #   --smtp  add the SMTP benchmark (bench_smtp, issue 5) to them. Not in
 #        the default set: it needs root, installs and starts Postfix and
 #        procmail through tests/mta/setup-mta.sh, makes test users, and
@@ -31,8 +35,10 @@
 #   value of the benchmarks, default -20 as root, else 0: on a shared
 #   machine the benchmarked processes then win over background work),
 #   FERRY_BENCH_ARGS (more options for every program, e.g. "-p on" or
-#   "-c extra.conf"), FERRY_BENCH_SMTP_ARGS (more options for bench_smtp
-#   only, e.g. "-f fig8 -I maildir,fifo"), FERRY_BENCH_NO_INSTALL=1 (never run
+#   "-c extra.conf"), FERRY_BENCH_DHTCC_ARGS (more options for
+#   bench_dht_cc only, e.g. "-C none,cscc,bpcc -B bpcc:..."),
+#   FERRY_BENCH_SMTP_ARGS (more options for bench_smtp only, e.g.
+#   "-f fig8 -I maildir,fifo"), FERRY_BENCH_NO_INSTALL=1 (never run
 #   .ci/install-deps.sh for a missing gnuplot).
 #
 # gnuplot comes from Debian's gnuplot-nox, which .ci/install-deps.sh
@@ -77,6 +83,7 @@ shift $((OPTIND - 1))
 [ -n "${add_smtp:-}" ] && which=$which,smtp
 read -r -a extra <<<"${FERRY_BENCH_ARGS:-}"
 read -r -a smtp_extra <<<"${FERRY_BENCH_SMTP_ARGS:-}"
+read -r -a dhtcc_extra <<<"${FERRY_BENCH_DHTCC_ARGS:-}"
 quiet_wait=${FERRY_BENCH_QUIET_WAIT:-60}
 if [ "$(id -u)" -eq 0 ]; then
     nice_level=${FERRY_BENCH_NICE:--20}
@@ -180,6 +187,10 @@ esac
 case ",$which," in *,xfer,*)
     run bench_xfer "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
+case ",$which," in *,dhtcc,*)
+    run bench_dht_cc "${quick[@]}" "${reps[@]}" "${extra[@]}" \
+        ${dhtcc_extra[@]+"${dhtcc_extra[@]}"} || status=1 ;;
+esac
 case ",$which," in *,smtp,*)
     if [ "$(id -u)" -ne 0 ]; then
         log "bench_smtp needs root (Postfix, test users): skipped"
@@ -199,7 +210,7 @@ esac
 
 # --- plots -----------------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
-    for p in rtt throughput latency dht stages smtp; do
+    for p in rtt throughput latency dht dhtcc stages smtp; do
         case ",$which," in *,$p,*)
             gnuplot -e "dir='$out'" "$src/tests/bench/plot_$p.gp" || status=1 ;;
         esac
