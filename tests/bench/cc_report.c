@@ -218,6 +218,33 @@ cc_peak(const struct cc_ctx *x, unsigned si, double *ret_tput)
 	return best;
 }
 
+/* The same judged on the requests that ended while the load was
+ * offered: a short run (-L small) ends with its slowest answers, and
+ * the rate to the last of them can fall where the network did not. */
+static void
+cc_verdict_win(const struct cc_ctx *x, unsigned si)
+{
+	const struct cc_opts *p = &x->p;
+	unsigned lr = p->n_rates - 1, pk = 0;
+	double peak = NAN, last;
+
+	for (unsigned ri = 0; ri < p->n_rates; ri++) {
+		double t = cc_med(x->fig4[si][ri], x->o.reps, CC_TPUT_WIN);
+
+		if (!isnan(t) && (isnan(peak) || t > peak)) {
+			peak = t;
+			pk = ri;
+		}
+	}
+	if (isnan(peak))
+		return;
+	last = cc_med(x->fig4[si][lr], x->o.reps, CC_TPUT_WIN);
+	printf("    while offered: peak %.1f/s at offered %.0f; at offered "
+	       "%.0f: %.1f/s, %.0f %% of it: %s\n",
+	    peak, p->rates[pk], p->rates[lr], last, 100 * last / peak,
+	    pk < lr && last < CC_GOAL_HOLD * peak ? "COLLAPSE" : "no collapse");
+}
+
 static void
 cc_verdicts(const struct cc_ctx *x)
 {
@@ -240,6 +267,7 @@ cc_verdicts(const struct cc_ctx *x)
 		    (unsigned)pk < lr && last < CC_GOAL_HOLD * peak
 		        ? "COLLAPSE (falls past its peak)"
 		        : "no collapse");
+		cc_verdict_win(x, si);
 		cc_print_ctrs("counters at the peak, run 1",
 		    &x->fig4[si][pk][0]);
 		if ((unsigned)pk != lr)
