@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "lib/utf8.h"
+
 void
 json_init(struct json *j, FILE *f)
 {
@@ -107,47 +109,12 @@ json_escape_char(struct json *j, unsigned c)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid
- * (RFC 3629 table: no overlongs, no surrogates, at most U+10FFFF). */
-static size_t
-json_utf8_len(const unsigned char *s, size_t left)
-{
-	size_t n;
-	unsigned lo = 0x80, hi = 0xbf;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (left < n)
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 void
 json_string(struct json *j, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t left, n;
+	uint32_t cp;
 
 	json_sep(j);
 	if (s == NULL) {
@@ -157,13 +124,13 @@ json_string(struct json *j, const char *s)
 	left = strlen(s);
 	(void)fputc('"', j->f);
 	while (left > 0) {
-		n = json_utf8_len(p, left);
+		n = utf8_seq(p, left, &cp);
 		if (n == 0) {
 			(void)fputs("\\ufffd", j->f);
 			n = 1;
 		} else if (n == 1) {
 			json_escape_char(j, *p);
-		} else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
+		} else if (cp >= 0x80 && cp <= 0x9f) {
 			/* A C1 control: valid JSON as it is, but a terminal
 			 * showing the text may act on it (CSI). */
 			(void)fprintf(j->f, "\\u%04x", p[1]);
