@@ -352,10 +352,10 @@ xfer_task_flushed(struct xfer_task *t, int status)
 		(*t->x->c.db_failed)++;
 }
 
-/* Writes the queued records, and the transfer's progress. */
 static void xfer_task_progress(struct xfer_task *t, uint64_t now,
     bool force);
 
+/* Writes the queued records, and the transfer's progress. */
 static void
 xfer_task_flush(struct xfer_task *t)
 {
