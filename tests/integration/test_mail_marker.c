@@ -320,7 +320,29 @@ START_TEST(test_mail_marker)
 	o.out[strcspn(o.out, "\n")] = '\0';
 	uri = strdup(o.out);
 	harness_output_free(&o);
-	run_cli(h, d[0], &o, "get", uri, "-o", out);
+	/* Once in a CI run (of many) the get's first ask for the root found
+	 * no holder right after the put's receipt (exit 6, not found): a
+	 * DHT race that the closing note of 2026-11-26 records and that is
+	 * not this test's subject. A get resumes, so it is asked once more
+	 * (said on stderr); the marker checks below are unchanged. */
+	{
+		char *argv[] = { (char *)harness_cli_path(),
+			(char *)"--socket", d[0]->socket, (char *)"get", uri,
+			(char *)"-o", out, NULL };
+
+		ck_assert_int_eq(harness_run(argv, NULL, XFER_MS, &o), 0);
+		if (o.status == 6) {
+			fprintf(stderr, "mail marker: get said %s; again\n",
+			    o.err);
+			harness_output_free(&o);
+			harness_sleep_ms(1000);
+			run_cli(h, d[0], &o, "get", uri, "-o", out);
+		} else if (o.status != 0) {
+			harness_dump_logs(h);
+			ck_abort_msg("ferry get: status %d: %s", o.status,
+			    o.err);
+		}
+	}
 	harness_output_free(&o);
 	f = fopen(out, "rb");
 	ck_assert_ptr_nonnull(f);
