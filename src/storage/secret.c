@@ -99,6 +99,8 @@ secret_create(const char *path)
 	int fd, r;
 
 	r = secret_dir(path, dir, sizeof(dir));
+	/* The six X are mkostemp's template, which it replaces by a unique
+	 * name: the secret is written beside its path, then renamed. */
 	if (r < 0 ||
 	    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >=
 	        (int)sizeof(tmp))
