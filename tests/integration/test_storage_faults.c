@@ -129,6 +129,75 @@ START_TEST(test_damaged_replica)
 }
 END_TEST
 
+/* Deletes the block of key from dd's store (dd stopped), and restarts
+ * dd. */
+static void
+forget_block(struct harness_daemon *dd, const struct dhtkey *key)
+{
+	char path[4200];
+	sqlite3_stmt *st;
+	sqlite3 *db;
+
+	ck_assert_int_eq(harness_daemon_stop(dd, 10000, NULL), 0);
+	(void)snprintf(path, sizeof(path), "%s/blocks.sqlite", dd->state_dir);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db,
+	                     "DELETE FROM blocks WHERE key = ?", -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_bind_blob(st, 1, key->b, DHTKEY_LEN, SQLITE_STATIC),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+	ck_assert_int_eq(sqlite3_changes(db), 1);
+	ck_assert_int_eq(sqlite3_finalize(st), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+	ck_assert_int_eq(harness_daemon_start_ready(dd), 0);
+	wait_tables();
+}
+
+/* The peer closest to the root's key has lost its copy (a hedged put
+ * that ended on its quorum, with receipts from peers farther out while
+ * that copy was still on its way, leaves the same picture); the others
+ * still hold it. The routed ask ends at the closest peer, which says it
+ * lacks the block; the get must not end with "not found" (the DHT then
+ * asks the holders directly). */
+START_TEST(test_closest_lacks)
+{
+	char *file = make_file("lack", 20 * CHUNK + 5, NULL), *out, *uri;
+	char err[512];
+	struct storage_ref root;
+	int closest = 0, getter = 0;
+
+	uri = put_cli(d[0], file);
+	ck_assert_int_eq(storage_uri_parse(uri, &root, NULL), 0);
+	/* Three replicas among four daemons: the farthest holds none, and
+	 * gets (its own store cannot answer). */
+	for (int i = 1; i < N; i++) {
+		struct dhtkey a, c, g;
+
+		dhtkey_from_peer(&d[i]->id, &a);
+		dhtkey_from_peer(&d[closest]->id, &c);
+		dhtkey_from_peer(&d[getter]->id, &g);
+		if (dhtkey_closer(&root.block, &a, &c) < 0)
+			closest = i;
+		if (dhtkey_closer(&root.block, &a, &g) > 0)
+			getter = i;
+	}
+	forget_block(d[closest], &root.block);
+	ck_assert_int_gt(asprintf(&out, "%s.got", file), 0);
+	err[0] = '\0';
+	if (get_cli(d[getter], uri, out, err, sizeof(err)) != 0) {
+		harness_dump_logs(h);
+		ck_abort_msg("get with the closest copy gone: %s", err);
+	}
+	ck_assert(same_files(file, out));
+	ck_assert_uint_gt(mesh_stat(d[closest], "dht.not_found"), 0);
+	free(out);
+	free(uri);
+	free(file);
+}
+END_TEST
+
 /* The putting daemon killed with SIGKILL in the middle of a put and
  * restarted: ferry put run again finishes, and sends none of the blocks
  * whose receipts the first run recorded. */
@@ -347,6 +416,7 @@ storage_faults_suite(void)
 	tcase_add_test(tc, test_storer_killed);
 	tcase_add_test(tc, test_storer_killed_put);
 	tcase_add_test(tc, test_damaged_replica);
+	tcase_add_test(tc, test_closest_lacks);
 	tcase_add_test(tc, test_put_resumes);
 	tcase_add_test(tc, test_get_resumes);
 	tcase_add_test(tc, test_get_daemon_killed);
