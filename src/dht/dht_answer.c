@@ -297,6 +297,8 @@ dht_fail_status(uint16_t code)
 		return -EAGAIN;
 	case DHTMSG_ORIGIN_QUOTA:
 		return -EDQUOT;
+	case DHTMSG_STALE:
+		return -ESTALE;
 	default: /* refused, or a code newer than ours */
 		return -EBADMSG;
 	}
