@@ -20,9 +20,9 @@
 
 /* What our RGET has so far. */
 struct dht_recset {
-	unsigned n_answered;                   /* storing peers that did */
+	unsigned n_answered;                     /* storing peers that did */
 	struct dhtkey answered[DHTMSG_REPL_MAX]; /* which */
-	size_t n;                              /* records merged */
+	size_t n;                                /* records merged */
 	struct dhtrec recs[DHTMSG_RECORDS_MAX];
 	uint8_t values[DHTMSG_RECORDS_MAX][DHTREC_VALUE_MAX]; /* theirs */
 };
@@ -64,7 +64,8 @@ dht_records_stored(void *arg, int status)
 		(*d->c.records_stale)++;
 		dht_fail(d, &p->req, prev, DHTMSG_STALE);
 	} else {
-		(*(status == -ENOSPC ? d->c.records_full : d->c.store_failed))++;
+		(*(status == -ENOSPC ? d->c.records_full
+		                     : d->c.store_failed))++;
 		dht_fail(d, &p->req, prev, DHTMSG_QUOTA);
 	}
 	dht_pending_free(p);
@@ -146,9 +147,8 @@ dht_records_serve(struct dht *d, const struct dhtmsg_req *req,
 		dht_pending_free(p);
 		return;
 	}
-	if (d->env.record_list(d->env.cls, &req->key,
-	        d->env.wall_s(d->env.cls), d->cfg.records_per_topic,
-	        dht_records_listed, p) < 0) {
+	if (d->env.record_list(d->env.cls, &req->key, d->env.wall_s(d->env.cls),
+	        d->cfg.records_per_topic, dht_records_listed, p) < 0) {
 		(*d->c.store_failed)++;
 		dht_fail(d, req, from, DHTMSG_NOT_FOUND);
 		dht_pending_free(p);

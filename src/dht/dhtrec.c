@@ -13,7 +13,7 @@
 #include "core/identity.h"
 #include "lib/wire.h"
 
-#define DHTREC_PREFIX "ferry dht record v1"
+#define DHTREC_PREFIX      "ferry dht record v1"
 /* topic || signer || seq || expiry || value_len: what the signature
  * covers ahead of the value. */
 #define DHTREC_SIGNED_HEAD (DHTKEY_LEN + FERRY_PUBKEY_LEN + 8 + 8 + 2)

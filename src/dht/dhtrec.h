@@ -40,10 +40,10 @@ struct identity;
 struct dhtrec {
 	struct dhtkey topic;
 	uint8_t signer[FERRY_PUBKEY_LEN];
-	uint64_t seq;          /* newer replaces older, per signer */
-	uint64_t expiry;       /* seconds since the epoch */
-	const uint8_t *value;  /* borrowed; NULL when value_len is 0 */
-	size_t value_len;      /* 0..DHTREC_VALUE_MAX */
+	uint64_t seq;         /* newer replaces older, per signer */
+	uint64_t expiry;      /* seconds since the epoch */
+	const uint8_t *value; /* borrowed; NULL when value_len is 0 */
+	size_t value_len;     /* 0..DHTREC_VALUE_MAX */
 	uint8_t sig[FERRY_SIG_LEN];
 };
 
@@ -72,13 +72,13 @@ bool dhtrec_same(const struct dhtrec *a, const struct dhtrec *b);
 /* What a storing peer holds where a record is to go, unexpired records
  * only, as its store sees it inside the write that decides. */
 struct dhtrec_room {
-	bool has_signer;        /* a record of the same signer is held */
-	uint64_t signer_seq;    /* its seq */
-	bool signer_same;       /* and it is this very record */
-	uint64_t in_topic;      /* records of the topic held */
-	uint64_t topic_first;   /* the earliest expiry among them */
-	uint64_t total;         /* records held, all topics */
-	uint64_t total_first;   /* the earliest expiry among them */
+	bool has_signer;      /* a record of the same signer is held */
+	uint64_t signer_seq;  /* its seq */
+	bool signer_same;     /* and it is this very record */
+	uint64_t in_topic;    /* records of the topic held */
+	uint64_t topic_first; /* the earliest expiry among them */
+	uint64_t total;       /* records held, all topics */
+	uint64_t total_first; /* the earliest expiry among them */
 };
 
 /* The keeping rule's verdicts. */

@@ -125,10 +125,11 @@ store_rec_room_signer(sqlite3 *db, const struct dhtrec *r, uint64_t now,
     struct dhtrec_room *room)
 {
 	sqlite3_stmt *s;
-	int rc, err = store_rec_prepare(db,
-	    "SELECT seq, sig FROM dht_records WHERE topic = ?1 AND"
-	    " signer = ?2 AND expiry > ?3",
-	    &s);
+	int rc,
+	    err = store_rec_prepare(db,
+	        "SELECT seq, sig FROM dht_records WHERE topic = ?1 AND"
+	        " signer = ?2 AND expiry > ?3",
+	        &s);
 
 	if (err < 0)
 		return err;
@@ -153,16 +154,17 @@ store_rec_room_signer(sqlite3 *db, const struct dhtrec *r, uint64_t now,
 /* How many unexpired rows (of r's topic, if topic) and the earliest
  * expiry among them. */
 static int
-store_rec_count(sqlite3 *db, const struct dhtrec *r, uint64_t now,
-    bool topic, uint64_t *ret_n, uint64_t *ret_first)
+store_rec_count(sqlite3 *db, const struct dhtrec *r, uint64_t now, bool topic,
+    uint64_t *ret_n, uint64_t *ret_first)
 {
 	sqlite3_stmt *s;
-	int rc, err = store_rec_prepare(db,
-	    topic ? "SELECT count(*), min(expiry) FROM dht_records WHERE"
-	            " topic = ?1 AND expiry > ?2"
-	          : "SELECT count(*), min(expiry) FROM dht_records WHERE"
-	            " expiry > ?2",
-	    &s);
+	int rc,
+	    err = store_rec_prepare(db,
+	        topic ? "SELECT count(*), min(expiry) FROM dht_records WHERE"
+	                " topic = ?1 AND expiry > ?2"
+	              : "SELECT count(*), min(expiry) FROM dht_records WHERE"
+	                " expiry > ?2",
+	        &s);
 
 	if (err < 0)
 		return err;
@@ -221,8 +223,8 @@ store_rec_write(sqlite3 *db, const struct dhtrec *r)
 	        sqlite3_bind_int64(s, 4, (int64_t)r->expiry) != SQLITE_OK ||
 	        sqlite3_bind_blob(s, 5, r->value_len > 0 ? r->value : &none,
 	            (int)r->value_len, SQLITE_STATIC) != SQLITE_OK ||
-	        sqlite3_bind_blob(s, 6, r->sig, FERRY_SIG_LEN,
-	            SQLITE_STATIC) != SQLITE_OK))
+	        sqlite3_bind_blob(s, 6, r->sig, FERRY_SIG_LEN, SQLITE_STATIC) !=
+	            SQLITE_OK))
 		err = -EIO;
 	if (err < 0) {
 		(void)sqlite3_finalize(s);

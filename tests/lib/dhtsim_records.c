@@ -35,7 +35,8 @@ sim_rec_first(const struct dhtsim_node *n, const struct dhtkey *topic)
 	size_t first = n->n_recs;
 
 	for (size_t i = 0; i < n->n_recs; i++) {
-		if (topic != NULL && !dhtkey_equal(&n->recs[i].rec.topic, topic))
+		if (topic != NULL &&
+		    !dhtkey_equal(&n->recs[i].rec.topic, topic))
 			continue;
 		if (first == n->n_recs ||
 		    n->recs[i].rec.expiry < n->recs[first].rec.expiry)
@@ -139,13 +140,13 @@ sim_rec_keep(struct dhtsim_node *n, const struct dhtrec *r, uint64_t now,
 
 int
 dhtsim_record_put(void *cls, const struct dhtrec *rec, uint64_t now,
-    uint64_t per_topic, uint64_t total_max, dht_store_done_fn *done,
-    void *arg)
+    uint64_t per_topic, uint64_t total_max, dht_store_done_fn *done, void *arg)
 {
 	struct dhtsim_node *n = cls;
-	struct dhtsim_event e = {
-		.kind = SIM_STORED, .to = n->idx, .done = done, .arg = arg
-	};
+	struct dhtsim_event e = { .kind = SIM_STORED,
+		.to = n->idx,
+		.done = done,
+		.arg = arg };
 
 	e.status = sim_rec_keep(n, rec, now, per_topic, total_max);
 	if (e.status == -ENOMEM)
@@ -197,7 +198,8 @@ dhtsim_records(const struct dhtsim *s, int i, const struct dhtkey *topic,
 			continue;
 		count++;
 		if (ret != NULL && signer != NULL &&
-		    memcmp(n->recs[j].rec.signer, signer, FERRY_PUBKEY_LEN) == 0)
+		    memcmp(n->recs[j].rec.signer, signer, FERRY_PUBKEY_LEN) ==
+		        0)
 			*ret = n->recs[j].rec;
 	}
 	return count;

@@ -106,8 +106,7 @@ topic_of(const char *name, struct dhtkey *ret)
 
 /* Node i announces value at topic until expiry; the outcome's status. */
 static int
-announce(int i, const struct dhtkey *topic, const char *value,
-    uint64_t expiry)
+announce(int i, const struct dhtkey *topic, const char *value, uint64_t expiry)
 {
 	struct outcome o;
 
@@ -273,8 +272,8 @@ START_TEST(test_relay_and_expiry)
 	ck_assert_int_eq(dht_announce(sim->nodes[6].dht, &topic, "x", 1,
 	                     wall() + 2 * 86400, on_done, &o),
 	    -EINVAL);
-	ck_assert_int_eq(dht_announce(sim->nodes[6].dht, &topic, "x", 1,
-	                     wall(), on_done, &o),
+	ck_assert_int_eq(dht_announce(sim->nodes[6].dht, &topic, "x", 1, wall(),
+	                     on_done, &o),
 	    -EINVAL);
 	net_free();
 }
