@@ -139,12 +139,15 @@ struct ferry_peer_id {
 #define FERRY_MSG_DHT_PUT	0x0101
 #define FERRY_MSG_DHT_GET	0x0102
 #define FERRY_MSG_DHT_FIND	0x0103
+#define FERRY_MSG_DHT_RPUT	0x0104	/* a signed record at a topic */
+#define FERRY_MSG_DHT_RGET	0x0105	/* the records at a topic */
 /* DHT answers, to the requester directly or back along the path */
 #define FERRY_MSG_DHT_RECEIPT	0x0110
 #define FERRY_MSG_DHT_BLOCK	0x0111
 #define FERRY_MSG_DHT_NODES	0x0112
 #define FERRY_MSG_DHT_FAIL	0x0113
 #define FERRY_MSG_DHT_ACK	0x0114	/* a large answer follows */
+#define FERRY_MSG_DHT_RECORDS	0x0115	/* records, answering RGET */
 #define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
 #define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
 

@@ -46,6 +46,12 @@ dht_cfg_default(struct dht_cfg *ret)
 	dht_cscc_cfg_default(&ret->cscc);
 	ret->bpcc_queue = DHT_BPCC_QUEUE_DEFAULT;
 	ret->bpcc_block_max_us = DHT_BPCC_BLOCK_MAX_DEFAULT_US;
+	/* A topic lists up to one answer's worth; the total bounds the
+	 * table (about 80 MiB at full values). A day is long enough for an
+	 * announcement renewed hourly to survive its signer's restarts. */
+	ret->records_per_topic = DHTMSG_RECORDS_MAX;
+	ret->records_max = 65536;
+	ret->record_lifetime_s = 24 * 3600;
 }
 
 static bool
@@ -60,7 +66,10 @@ dht_cfg_valid(const struct dht_cfg *c)
 	    (unsigned)c->congestion < DHT_CC_COUNT &&
 	    c->cc_queue <= DHT_CC_QUEUE_MAX && dht_cscc_cfg_valid(&c->cscc) &&
 	    c->bpcc_queue >= 1 && c->bpcc_queue <= DHT_BPCC_QUEUE_MAX &&
-	    c->bpcc_block_max_us > 0;
+	    c->bpcc_block_max_us > 0 && c->records_per_topic >= 1 &&
+	    c->records_per_topic <= DHTMSG_RECORDS_MAX &&
+	    c->records_max >= 1 && c->records_max <= DHT_RECORDS_MAX_MAX &&
+	    c->record_lifetime_s >= 1;
 }
 
 static int
@@ -81,7 +90,9 @@ dht_counters_bind(struct dht *d)
 		C(cc_drops), C(cc_duplicates), C(cc_waiting), C(cc_refused),
 		C(cscc_credits), C(cscc_ssthresh), C(cscc_in_flight),
 		C(cscc_rtt_us), C(cscc_rto_us), C(cscc_acks), C(cscc_losses),
-		C(cscc_retransmits),
+		C(cscc_retransmits), C(records_stored), C(records_refused),
+		C(records_stale), C(records_full), C(records_served),
+		C(records_in), C(records_bad),
 #undef C
 	};
 
@@ -388,6 +399,9 @@ dht_set_cfg(struct dht *d, const struct dht_cfg *cfg)
 	d->cfg.cc_queue = cfg->cc_queue;
 	d->cfg.bpcc_queue = cfg->bpcc_queue;
 	d->cfg.bpcc_block_max_us = cfg->bpcc_block_max_us;
+	d->cfg.records_per_topic = cfg->records_per_topic;
+	d->cfg.records_max = cfg->records_max;
+	d->cfg.record_lifetime_s = cfg->record_lifetime_s;
 	return 0;
 }
 

@@ -37,6 +37,8 @@ struct dht_store_usage {
 typedef void dht_store_done_fn(void *arg, int status);
 typedef void dht_store_got_fn(void *arg, int status, const uint8_t *data,
     size_t len, uint64_t expiry);
+typedef void dht_records_got_fn(void *arg, int status,
+    const struct dhtrec *recs, size_t n);
 
 /* What the DHT needs of the node below it. cls is the first argument of
  * every call; pointers passed in are borrowed for the call. */
@@ -109,11 +111,27 @@ struct dht_env {
 	 * refused (a FAIL to their requester). The owner calls
 	 * dht_drained() when a send that said -EAGAIN may go again. */
 	int (*hold)(void *cls, const struct dhtkey *peer, bool hold);
+	/* The records store (dhtrec.h; the daemon's is store_records.h,
+	 * whose contracts these follow). record_put keeps a copy of rec
+	 * (its signature checked) by dhtrec_admit() with the bounds given,
+	 * records expired at now not counting, and calls done later with
+	 * 0 (durable, or held already), -ESTALE, -ENOSPC or the store's
+	 * errors. record_list calls got later with the unexpired records of
+	 * topic, at most max, the latest expiring first. Both return 0 or
+	 * a negative errno (then no callback). May be NULL (both): this
+	 * node keeps no records, and refuses RPUTs (FAIL 3) and answers
+	 * RGETs with none. */
+	int (*record_put)(void *cls, const struct dhtrec *rec, uint64_t now,
+	    uint64_t per_topic, uint64_t total_max, dht_store_done_fn *done,
+	    void *arg);
+	int (*record_list)(void *cls, const struct dhtkey *topic, uint64_t now,
+	    size_t max, dht_records_got_fn *got, void *arg);
 };
 
 #define DHT_SPARE_LINKS_MAX 100000 /* largest SPARE_LINKS */
 #define DHT_CC_QUEUE_MAX    1000000 /* largest CC_QUEUE */
 #define DHT_CSCC_CREDITS_MAX 1000000 /* largest CSCC_MAX_CREDITS */
+#define DHT_RECORDS_MAX_MAX  (1u << 24) /* largest RECORDS_MAX */
 
 /* The congestion control of requests ([dht] CONGESTION; seed 002,
  * dht_cc.h). */
@@ -166,6 +184,11 @@ struct dht_cfg {
 				  * it holds their senders (BPCC_QUEUE) */
 	uint64_t bpcc_block_max_us; /* a queue blocked this long is given up
 				     * (BPCC_BLOCK_MAX) */
+	unsigned records_per_topic; /* records kept at one topic, 1 to
+				     * DHTMSG_RECORDS_MAX (RECORDS_PER_TOPIC) */
+	uint64_t records_max;       /* and in all (RECORDS_MAX) */
+	uint64_t record_lifetime_s; /* an RPUT expiring further out than this
+				     * is refused (RECORD_LIFETIME) */
 };
 
 /* The defaults ferryd.conf(5) documents. */
@@ -202,6 +225,13 @@ struct dht_result {
 	/* FIND, closest first */
 	const struct dht_node *nodes;
 	size_t n_nodes;
+	/* RGET (dht_records): the valid, unexpired records the storing
+	 * peers that answered hold, one per signer (its highest seq), at
+	 * most DHTMSG_RECORDS_MAX, the latest expiring first; answered says
+	 * how many storing peers answered */
+	const struct dhtrec *records;
+	size_t n_records;
+	unsigned answered;
 };
 
 typedef void dht_done_fn(void *cls, const struct dht_result *r);
@@ -275,6 +305,28 @@ int dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
  * around it know, this node included. */
 int dht_find(struct dht *d, const struct dhtkey *key, unsigned want,
     dht_done_fn *done, void *cls);
+
+/* Announces value (0 to DHTREC_VALUE_MAX bytes) at topic until expiry
+ * (in the future, within cfg.record_lifetime_s, or -EINVAL): a record
+ * signed by this node's identity, whose seq is the wall clock in
+ * microseconds (and above the last one this node signed), stored at the
+ * cfg.replication peers closest to topic, each of which answers with a
+ * receipt (done sees them as a PUT's) or refuses: -ESTALE a newer
+ * record of ours is held there, -ENOSPC the topic is full. A newer
+ * announcement replaces the older at every storing peer. */
+int dht_announce(struct dht *d, const struct dhtkey *topic, const void *value,
+    size_t len, uint64_t expiry, dht_done_fn *done, void *cls);
+/* Stores rec, signed by anyone (a record found by dht_records(), passed
+ * on unchanged), as dht_announce() does. -EBADMSG if its signature is
+ * not its signer's, -EINVAL if it is expired or expires too far out. */
+int dht_record_put(struct dht *d, const struct dhtrec *rec, dht_done_fn *done,
+    void *cls);
+/* The records at topic: asks the cfg.replication peers closest to it,
+ * and gives done their records merged (struct dht_result), each checked
+ * here. Status 0 (and maybe no records) once they all answered, or
+ * some did by the time an attempt gave up; else a failure as dht_get's. */
+int dht_records(struct dht *d, const struct dhtkey *topic, dht_done_fn *done,
+    void *cls);
 
 /* The routing table, for status and tests. */
 const struct rtable *dht_rtable(const struct dht *d);

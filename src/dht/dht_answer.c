@@ -224,7 +224,7 @@ static void
 dht_answer_receipt(struct dht *d, struct dht_op *op, unsigned i,
     const struct dhtkey *from, const struct dhtmsg_ans *a)
 {
-	if (op->type != FERRY_MSG_DHT_PUT ||
+	if (!dht_is_stored(op->type) ||
 	    dhtmsg_receipt_verify(&op->key, &a->responder, op->put_hash,
 	        &a->receipt) < 0) {
 		(*d->c.receipts_bad)++;
@@ -297,6 +297,8 @@ dht_fail_status(uint16_t code)
 		return -EAGAIN;
 	case DHTMSG_ORIGIN_QUOTA:
 		return -EDQUOT;
+	case DHTMSG_STALE:
+		return -ESTALE;
 	default: /* refused, or a code newer than ours */
 		return -EBADMSG;
 	}
@@ -324,11 +326,16 @@ dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
 	 * route, says the attempt reached no storing peer and nothing more
 	 * will come of it. Any other is one storing peer's refusal, which
 	 * counts once and leaves the others to answer. */
-	if (op->type == FERRY_MSG_DHT_PUT &&
+	if (dht_is_placed(op->type) &&
 	    !(dht_fail_on_path(a->code) &&
 	        (dhtkey_equal(&a->responder, &d->self) ||
 	            (op->has_hop[i] &&
 	                dhtkey_equal(&a->responder, &op->hop[i]))))) {
+		/* An RGET's storing peer that says no holds none for us. */
+		if (op->type == FERRY_MSG_DHT_RGET) {
+			dht_records_refused(d, op, i, &a->responder);
+			return;
+		}
 		if (!dht_key_in(op->refusers, op->n_refusers, &a->responder) &&
 		    !dht_key_in(op->storers, op->n_receipts, &a->responder))
 			op->refusers[op->n_refusers++] = a->responder;
@@ -339,8 +346,9 @@ dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
 		dht_attempt_answered(d, op, i, 1, &a->responder);
 		return;
 	}
-	/* A GET's or FIND's attempt ended there; a PUT's went no further. */
-	dht_attempt_answered(d, op, i, op->type == FERRY_MSG_DHT_PUT ? 0 : 1,
+	/* A GET's or FIND's attempt ended there; a placed one's went no
+	 * further. */
+	dht_attempt_answered(d, op, i, dht_is_placed(op->type) ? 0 : 1,
 	    &a->responder);
 }
 
@@ -367,6 +375,9 @@ dht_answer_ours(struct dht *d, struct dht_op *op, const struct dhtkey *from,
 		return;
 	case FERRY_MSG_DHT_FAIL:
 		dht_answer_fail(d, op, (unsigned)i, a);
+		return;
+	case FERRY_MSG_DHT_RECORDS:
+		dht_records_answer(d, op, (unsigned)i, a);
 		return;
 	case FERRY_MSG_DHT_BLOCK:
 		dhtkey_of_block(a->block, a->block_len, &k);

@@ -133,11 +133,12 @@ dht_attempt_drop(struct dht *d, struct dht_op *op)
 	op->req_id = i > 0 ? op->ids[i - 1] : 0;
 }
 
-/* The answers one attempt of op may bring: a PUT's storing peers'. */
+/* The answers one attempt of op may bring: a placed request's storing
+ * peers'. */
 static unsigned
 dht_attempt_answers(const struct dht_op *op)
 {
-	return op->type == FERRY_MSG_DHT_PUT ? op->replication : 1;
+	return dht_is_placed(op->type) ? op->replication : 1;
 }
 
 /* The latest attempt of op waits its timeout from now. */
@@ -361,7 +362,7 @@ dht_attempt_next(struct dht *d, struct dht_op *op, const struct dhtkey *bad)
 	if (op->type == FERRY_MSG_DHT_GET && op->asked_at == 0 &&
 	    dht_attempt_ask(d, op, bad))
 		r = 0;
-	else if (op->type == FERRY_MSG_DHT_PUT && !op->has_hop[0])
+	else if (dht_is_placed(op->type) && !op->has_hop[0])
 		r = dht_attempt_place_again(d, op) ? 0 : -ENOENT;
 	else
 		r = dht_attempt_route(d, op);
@@ -478,6 +479,13 @@ dht_attempts_tick(struct dht *d)
 			dht_attempt_blame(d, op);
 			(*d->c.timeouts)++;
 			dht_op_fail(d, op);
+			next = TAILQ_FIRST(&d->ops);
+			continue;
+		}
+		/* An RGET that some storing peers answered ends with
+		 * their records, rather than wait for the others. */
+		if (now >= op->attempt_deadline_us && dht_records_some(op)) {
+			dht_records_finish(d, op);
 			next = TAILQ_FIRST(&d->ops);
 			continue;
 		}

@@ -20,6 +20,7 @@ struct map;
 struct dht_links;
 struct dht_lru;
 struct dht_bpcc;
+struct dht_recset;
 
 #define DHT_LIMIT_PEERS 4096 /* neighbours, and signers, whose limits are
 			      * kept (the least recently seen go) */
@@ -75,6 +76,15 @@ struct dht_counters {
 	uint64_t *cscc_losses;     /* losses taken */
 	uint64_t *cscc_retransmits; /* attempts sent again for want of an
 				     * ACK */
+	uint64_t *records_stored;  /* records kept for others, durable */
+	uint64_t *records_refused; /* RPUTs with a bad signature, expired
+				    * or expiring too far out */
+	uint64_t *records_stale;   /* RPUTs older than their signer's held */
+	uint64_t *records_full;    /* RPUTs refused: no room */
+	uint64_t *records_served;  /* records sent answering RGETs */
+	uint64_t *records_in;      /* valid records for our RGETs */
+	uint64_t *records_bad;     /* records in answers that were forged,
+				    * expired or for another topic */
 };
 
 #define DHT_ATTEMPTS_MAX 4 /* tries of one request of ours, all within
@@ -111,7 +121,8 @@ struct dht_op {
 	bool cc_credit;           /* holds one of CSCC's credits */
 	bool cc_acked;            /* an ACK came (dht_cc_answered) */
 	uint64_t req_id;          /* the latest attempt's */
-	uint16_t type;            /* FERRY_MSG_DHT_PUT, _GET or _FIND */
+	uint16_t type;            /* FERRY_MSG_DHT_PUT, _GET, _FIND, _RPUT
+				   * or _RGET */
 	struct dhtkey key;
 	uint64_t started_us;      /* when its first attempt went out */
 	uint64_t deadline_us;     /* REQUEST_TIMEOUT after it was asked
@@ -136,7 +147,7 @@ struct dht_op {
 	bool not_found;           /* GET: an asked peer said it has none */
 	int fail_status;          /* why the last FAIL said no */
 	struct buf msg;           /* the first attempt's request, encoded */
-	/* PUT */
+	/* PUT, RPUT (replication also RGET's) */
 	unsigned replication;
 	unsigned quorum;          /* receipts that complete it */
 	uint8_t put_hash[DHTMSG_HASH_LEN];
@@ -158,6 +169,7 @@ struct dht_op {
 	 * for dht_tick (callbacks never run inside dht_put and friends). */
 	uint16_t later_type;
 	struct buf later;
+	struct dht_recset *recs;  /* RGET: the records merged so far */
 };
 
 /* The time our requests of one type took, for their attempts' timeouts
@@ -180,7 +192,8 @@ struct dht {
 	struct dht_lru *peers;   /* neighbour -> its request bucket */
 	struct dht_lru *origins; /* PUT signer -> bytes stored for it */
 	struct dht_op *starting; /* the request of ours being started */
-	struct dht_rtt rtt[3];   /* of our PUTs, GETs and FINDs */
+	struct dht_rtt rtt[5];   /* of our PUTs, GETs, FINDs, RPUTs and
+				  * RGETs */
 	bool looked_up_self;  /* the first self-lookup was sent */
 	uint64_t deadline_told_us; /* the earliest deadline the owner knows
 				    * of (see dht_next_deadline_us) */
@@ -189,7 +202,24 @@ struct dht {
 	struct dht_cc cc;          /* congestion control (dht_cc.c) */
 	struct dht_bpcc *bpcc;     /* the neighbour queues (dht_bpcc.c) */
 	struct ratelog log;        /* lines about peers' bad input */
+	uint64_t last_seq;         /* of the last record we signed */
 };
+
+/* Requests placed at the replication peers closest to their key, each
+ * of which answers (PUT, RPUT, RGET). */
+static inline bool
+dht_is_placed(uint16_t type)
+{
+	return type == FERRY_MSG_DHT_PUT || type == FERRY_MSG_DHT_RPUT ||
+	    type == FERRY_MSG_DHT_RGET;
+}
+
+/* Requests whose answers are receipts (PUT, RPUT). */
+static inline bool
+dht_is_stored(uint16_t type)
+{
+	return type == FERRY_MSG_DHT_PUT || type == FERRY_MSG_DHT_RPUT;
+}
 
 /* dht.c */
 /* Logs a drop a peer caused (a counter says how many there were), at
@@ -258,6 +288,56 @@ void dht_route_request(struct dht *d, const struct dhtkey *from,
  * as if that hop were not there. */
 void dht_route_resume(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *fw);
+
+/* A store operation under way for a peer's request: what the answer
+ * needs once the store calls back (dht_route.c). */
+struct dht_pending {
+	struct dht *d;
+	struct dhtmsg_req req; /* helo points into buf; no block or value */
+	struct dhtkey prev;    /* hop it came from */
+	bool has_prev;
+	uint8_t put_hash[DHTMSG_HASH_LEN];
+	uint8_t *buf;          /* owned copy of the helo */
+};
+/* A copy of req (from prev, may be NULL) for a store call's callback:
+ * NULL if memory is short. */
+struct dht_pending *dht_pending_new(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *prev);
+void dht_pending_free(struct dht_pending *p);
+/* Answers req (from prev, may be NULL) with FAIL code. */
+void dht_fail(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *prev, uint16_t code);
+
+/* dht_records.c: the records of a topic, at storing peers and for our
+ * own RGETs. */
+/* Whether an RPUT from from (NULL: ours) may be stored: signed by its
+ * signer, not expired, not expiring past RECORD_LIFETIME; refused (a
+ * FAIL to its requester) and counted if not. */
+bool dht_records_check(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from);
+/* Keeps a checked RPUT here and answers with a receipt once durable. */
+void dht_records_store(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from);
+/* Answers an RGET with the records held here. */
+void dht_records_serve(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from);
+/* A RECORDS answer a for attempt i of op (which may end). */
+void dht_records_answer(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtmsg_ans *a);
+/* A FAIL of a storing peer (responder) for attempt i of op, an RGET:
+ * counted once; op ends when every storing peer answered. */
+void dht_records_refused(struct dht *d, struct dht_op *op, unsigned i,
+    const struct dhtkey *responder);
+/* Whether op is an RGET some storing peer answered, which may end with
+ * what it has. */
+bool dht_records_some(const struct dht_op *op);
+/* Ends op, an RGET, with the records merged (status 0) if some storing
+ * peer answered, else as failed. */
+void dht_records_finish(struct dht *d, struct dht_op *op);
+/* An RGET's empty record set; NULL if memory is short. */
+struct dht_recset *dht_records_new(void);
+/* Frees op's record set (NULL allowed). */
+void dht_records_free(struct dht_recset *rs);
 
 /* dht_answer.c */
 /* Sends an answer toward a->requester: to ourselves, directly if linked,

@@ -43,6 +43,7 @@ dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r)
 	dht_cc_ended(d, op);
 	if (op->done != NULL)
 		op->done(op->cls, r);
+	dht_records_free(op->recs);
 	buf_done(&op->later);
 	buf_done(&op->msg);
 	free(op);
@@ -53,6 +54,11 @@ dht_op_fail(struct dht *d, struct dht_op *op)
 {
 	struct dht_result r;
 
+	/* An RGET some storing peers answered ends with their records. */
+	if (dht_records_some(op)) {
+		dht_records_finish(d, op);
+		return;
+	}
 	memset(&r, 0, sizeof(r));
 	r.status = op->fail_status;
 	/* A GET asked of the holders directly: none of them has it, unless
@@ -60,7 +66,7 @@ dht_op_fail(struct dht *d, struct dht_op *op)
 	if (op->type == FERRY_MSG_DHT_GET && op->not_found)
 		r.status = -ENOENT;
 	/* A PUT with some receipts says how many; with none, why. */
-	if (op->type == FERRY_MSG_DHT_PUT && op->n_receipts > 0)
+	if (dht_is_stored(op->type) && op->n_receipts > 0)
 		r.status = -EIO;
 	dht_op_finish(d, op, &r);
 }
@@ -197,6 +203,95 @@ dht_get_wide(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
 	op->wide = true;
 	memset(&req, 0, sizeof(req));
 	req.type = FERRY_MSG_DHT_GET;
+	return dht_op_start(d, op, &req);
+}
+
+/* An RPUT of rec, checked but for its signature. */
+static int
+dht_rput_start(struct dht *d, const struct dhtrec *rec, dht_done_fn *done,
+    void *cls)
+{
+	uint64_t now = d->env.wall_s(d->env.cls);
+	struct dhtmsg_req req;
+	struct dht_op *op;
+
+	if (done == NULL || rec->value_len > DHTREC_VALUE_MAX ||
+	    (rec->value_len > 0 && rec->value == NULL) || rec->expiry <= now ||
+	    rec->expiry - now > d->cfg.record_lifetime_s)
+		return -EINVAL;
+	op = dht_op_new(d, FERRY_MSG_DHT_RPUT, &rec->topic, done, cls);
+	if (op == NULL)
+		return -ENOMEM;
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_RPUT;
+	req.replication = (uint8_t)d->cfg.replication;
+	req.rec = *rec;
+	op->replication = d->cfg.replication;
+	op->quorum = op->replication;
+	dhtrec_hash(rec, req.replication, op->put_hash);
+	return dht_op_start(d, op, &req);
+}
+
+int
+dht_announce(struct dht *d, const struct dhtkey *topic, const void *value,
+    size_t len, uint64_t expiry, dht_done_fn *done, void *cls)
+{
+	struct dhtrec rec;
+	uint64_t seq;
+
+	if (len > DHTREC_VALUE_MAX || (len > 0 && value == NULL))
+		return -EINVAL;
+	/* The wall clock in microseconds orders a signer's records across
+	 * restarts; within one second, and if the clock steps back, one
+	 * more than the last orders them here. */
+	seq = d->env.wall_s(d->env.cls) * 1000000;
+	if (seq <= d->last_seq)
+		seq = d->last_seq + 1;
+	memset(&rec, 0, sizeof(rec));
+	rec.topic = *topic;
+	rec.seq = seq;
+	rec.expiry = expiry;
+	rec.value = len > 0 ? value : NULL;
+	rec.value_len = len;
+	dhtrec_sign(d->env.ident, &rec);
+	d->last_seq = seq;
+	return dht_rput_start(d, &rec, done, cls);
+}
+
+int
+dht_record_put(struct dht *d, const struct dhtrec *rec, dht_done_fn *done,
+    void *cls)
+{
+	if (rec->value_len > DHTREC_VALUE_MAX)
+		return -EINVAL;
+	if (dhtrec_verify(rec) < 0)
+		return -EBADMSG;
+	return dht_rput_start(d, rec, done, cls);
+}
+
+int
+dht_records(struct dht *d, const struct dhtkey *topic, dht_done_fn *done,
+    void *cls)
+{
+	struct dht_recset *rs;
+	struct dhtmsg_req req;
+	struct dht_op *op;
+
+	if (done == NULL)
+		return -EINVAL;
+	rs = dht_records_new();
+	if (rs == NULL)
+		return -ENOMEM;
+	op = dht_op_new(d, FERRY_MSG_DHT_RGET, topic, done, cls);
+	if (op == NULL) {
+		dht_records_free(rs);
+		return -ENOMEM;
+	}
+	op->recs = rs;
+	op->replication = d->cfg.replication;
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_RGET;
+	req.replication = (uint8_t)d->cfg.replication;
 	return dht_op_start(d, op, &req);
 }
 

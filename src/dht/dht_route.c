@@ -21,18 +21,7 @@
 
 #include "core/identity.h"
 
-/* A store operation under way for a peer's request: what the answer
- * needs once the store calls back. */
-struct dht_pending {
-	struct dht *d;
-	struct dhtmsg_req req; /* helo and block point into buf */
-	struct dhtkey prev;    /* hop it came from */
-	bool has_prev;
-	uint8_t put_hash[DHTMSG_HASH_LEN];
-	uint8_t *buf;          /* owned copy of the helo */
-};
-
-static struct dht_pending *
+struct dht_pending *
 dht_pending_new(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *prev)
 {
@@ -47,6 +36,8 @@ dht_pending_new(struct dht *d, const struct dhtmsg_req *req,
 		p->prev = *prev;
 	p->req.put.block = NULL;
 	p->req.put.block_len = 0;
+	p->req.rec.value = NULL;
+	p->req.rec.value_len = 0;
 	p->req.helo = NULL;
 	p->req.helo_len = 0;
 	if (req->helo_len > 0) {
@@ -62,14 +53,14 @@ dht_pending_new(struct dht *d, const struct dhtmsg_req *req,
 	return p;
 }
 
-static void
+void
 dht_pending_free(struct dht_pending *p)
 {
 	free(p->buf);
 	free(p);
 }
 
-static void
+void
 dht_fail(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *prev, uint16_t code)
 {
@@ -244,9 +235,17 @@ dht_stored(void *arg, int status)
 	dht_pending_free(p);
 }
 
+/* The storing peers a placed request wants. */
+static unsigned
+dht_replication(const struct dhtmsg_req *req)
+{
+	return req->type == FERRY_MSG_DHT_PUT ? req->put.replication
+	                                      : req->replication;
+}
+
 /* Stores a checked PUT here and answers with a receipt once durable. */
 static void
-dht_store(struct dht *d, const struct dhtmsg_req *req,
+dht_store_block(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
 	struct dht_pending *p;
@@ -272,6 +271,20 @@ dht_store(struct dht *d, const struct dhtmsg_req *req,
 		(*d->c.store_failed)++;
 		dht_fail(d, req, from, DHTMSG_QUOTA);
 	}
+}
+
+/* A placed request reached one of its storing peers (this node): a PUT
+ * or RPUT is stored, an RGET answered with the records held. */
+static void
+dht_store(struct dht *d, const struct dhtmsg_req *req,
+    const struct dhtkey *from)
+{
+	if (req->type == FERRY_MSG_DHT_RGET)
+		dht_records_serve(d, req, from);
+	else if (req->type == FERRY_MSG_DHT_RPUT)
+		dht_records_store(d, req, from);
+	else
+		dht_store_block(d, req, from);
 }
 
 /* Sends req (which came from from, NULL: ours) one hop on, flagged flag
@@ -332,7 +345,7 @@ dht_place(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
 	struct dhtkey ids[DHTMSG_REPL_MAX];
-	size_t n = dht_closest_with_self(d, &req->key, req->put.replication,
+	size_t n = dht_closest_with_self(d, &req->key, dht_replication(req),
 	    ids);
 
 	for (size_t i = 0; i < n; i++)
@@ -363,8 +376,8 @@ dht_put_candidates(struct dht *d, const struct dhtmsg_req *req,
 
 	if (req->hops_left == 0 || !rtable_knows_near(d->rt, &req->key))
 		return 0;
-	n = dht_closest_with_self(d, &req->key, req->put.replication, ids);
-	if (n < req->put.replication)
+	n = dht_closest_with_self(d, &req->key, dht_replication(req), ids);
+	if (n < dht_replication(req))
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (dhtkey_equal(&ids[i], &d->self))
@@ -378,7 +391,7 @@ dht_put_ours(struct dht *d, const struct dhtmsg_req *req)
 {
 	struct dhtkey ids[DHTMSG_REPL_MAX];
 	size_t n =
-	    dht_closest_with_self(d, &req->key, req->put.replication, ids);
+	    dht_closest_with_self(d, &req->key, dht_replication(req), ids);
 
 	for (size_t i = 0; i < n; i++)
 		if (dhtkey_equal(&ids[i], &d->self))
@@ -386,13 +399,17 @@ dht_put_ours(struct dht *d, const struct dhtmsg_req *req)
 	return false;
 }
 
-/* Checks a PUT where it is stored or spread, not at every hop: a relay
- * passes a forgery on, and the storing peer refuses it. Our own is
- * ours. */
+/* Checks a PUT or RPUT where it is stored or spread, not at every hop:
+ * a relay passes a forgery on, and the storing peer refuses it. Our own
+ * is ours; an RGET has nothing to check. */
 static bool
 dht_put_checked(struct dht *d, const struct dhtmsg_req *req,
     const struct dhtkey *from)
 {
+	if (req->type == FERRY_MSG_DHT_RGET)
+		return true;
+	if (req->type == FERRY_MSG_DHT_RPUT)
+		return dht_records_check(d, req, from);
 	if (from == NULL || dhtmsg_put_verify(&req->key, &req->put) == 0)
 		return true;
 	(*d->c.refused)++;
@@ -434,8 +451,9 @@ dht_route_put(struct dht *d, const struct dhtmsg_req *req,
 	struct dhtkey ids[DHTMSG_REPL_MAX];
 	size_t n;
 
-	if (req->put.block_len > d->cfg.max_block ||
-	    req->put.expiry <= d->env.wall_s(d->env.cls)) {
+	if (req->type == FERRY_MSG_DHT_PUT &&
+	    (req->put.block_len > d->cfg.max_block ||
+	        req->put.expiry <= d->env.wall_s(d->env.cls))) {
 		(*d->c.refused)++;
 		dht_fail(d, req, from, DHTMSG_REFUSED);
 		return;
@@ -504,7 +522,7 @@ void
 dht_route_request(struct dht *d, const struct dhtkey *from,
     const struct dhtmsg_req *req)
 {
-	bool replica = req->type == FERRY_MSG_DHT_PUT &&
+	bool replica = dht_is_placed(req->type) &&
 	    (req->flags & (DHTMSG_F_REPLICA | DHTMSG_F_CANDIDATE)) != 0;
 
 	/* A replica goes nowhere further, and its requester's path runs

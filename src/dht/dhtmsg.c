@@ -27,7 +27,8 @@ bool
 dhtmsg_is_request(uint16_t type)
 {
 	return type == FERRY_MSG_DHT_PUT || type == FERRY_MSG_DHT_GET ||
-	    type == FERRY_MSG_DHT_FIND;
+	    type == FERRY_MSG_DHT_FIND || type == FERRY_MSG_DHT_RPUT ||
+	    type == FERRY_MSG_DHT_RGET;
 }
 
 bool
@@ -35,7 +36,7 @@ dhtmsg_is_answer(uint16_t type)
 {
 	return type == FERRY_MSG_DHT_RECEIPT || type == FERRY_MSG_DHT_BLOCK ||
 	    type == FERRY_MSG_DHT_NODES || type == FERRY_MSG_DHT_FAIL ||
-	    type == FERRY_MSG_DHT_ACK;
+	    type == FERRY_MSG_DHT_ACK || type == FERRY_MSG_DHT_RECORDS;
 }
 
 /* PUT's tail from p (len bytes left). */
@@ -59,12 +60,41 @@ dhtmsg_put_decode(const uint8_t *p, size_t len, struct dhtmsg_put *put)
 	return 0;
 }
 
-/* A request's flags: a PUT's REPLICA or CANDIDATE, not both; none on
- * the others. */
+/* RGET's tail, and RPUT's: u8 replication, u8 reserved, and RPUT's
+ * record entry, exactly len bytes from p. */
+static int
+dhtmsg_rec_decode(uint16_t type, const uint8_t *p, size_t len,
+    struct dhtmsg_req *m)
+{
+	size_t used;
+
+	if (len < DHTMSG_REC_REQ_FIXED || p[0] == 0 ||
+	    p[0] > DHTMSG_REPL_MAX || p[1] != 0)
+		return -EBADMSG;
+	m->replication = p[0];
+	if (type == FERRY_MSG_DHT_RGET)
+		return len == DHTMSG_REC_REQ_FIXED ? 0 : -EBADMSG;
+	if (dhtrec_decode(&m->key, p + DHTMSG_REC_REQ_FIXED,
+	        len - DHTMSG_REC_REQ_FIXED, &m->rec, &used) < 0 ||
+	    used != len - DHTMSG_REC_REQ_FIXED)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Requests that are placed at the peers closest to their key. */
+static bool
+dhtmsg_is_placed(uint16_t type)
+{
+	return type == FERRY_MSG_DHT_PUT || type == FERRY_MSG_DHT_RPUT ||
+	    type == FERRY_MSG_DHT_RGET;
+}
+
+/* A request's flags: a placed request's REPLICA or CANDIDATE, not both;
+ * none on the others. */
 static bool
 dhtmsg_flags_valid(uint16_t type, uint8_t flags)
 {
-	if (type != FERRY_MSG_DHT_PUT)
+	if (!dhtmsg_is_placed(type))
 		return flags == 0;
 	return flags == 0 || flags == DHTMSG_F_REPLICA ||
 	    flags == DHTMSG_F_CANDIDATE;
@@ -107,6 +137,9 @@ dhtmsg_req_decode(uint16_t type, const void *body, size_t len,
 		m.want = wire_get16(p + off);
 		if (m.want == 0 || m.want > DHTMSG_FIND_MAX)
 			return -EBADMSG;
+	} else if (type == FERRY_MSG_DHT_RPUT || type == FERRY_MSG_DHT_RGET) {
+		if (dhtmsg_rec_decode(type, p + off, len - off, &m) < 0)
+			return -EBADMSG;
 	} else if (dhtmsg_put_decode(p + off, len - off, &m.put) < 0) {
 		return -EBADMSG;
 	}
@@ -127,6 +160,10 @@ dhtmsg_req_valid(const struct dhtmsg_req *m)
 		return false;
 	if (m->type == FERRY_MSG_DHT_FIND)
 		return m->want >= 1 && m->want <= DHTMSG_FIND_MAX;
+	if (m->type == FERRY_MSG_DHT_RPUT || m->type == FERRY_MSG_DHT_RGET)
+		return m->replication >= 1 &&
+		    m->replication <= DHTMSG_REPL_MAX &&
+		    m->rec.value_len <= DHTREC_VALUE_MAX;
 	if (put)
 		return m->put.replication >= 1 &&
 		    m->put.replication <= DHTMSG_REPL_MAX &&
@@ -143,6 +180,10 @@ dhtmsg_req_size(const struct dhtmsg_req *m)
 		size += 2;
 	else if (m->type == FERRY_MSG_DHT_PUT)
 		size += DHTMSG_PUT_FIXED + m->put.block_len;
+	else if (m->type == FERRY_MSG_DHT_RGET)
+		size += DHTMSG_REC_REQ_FIXED;
+	else if (m->type == FERRY_MSG_DHT_RPUT)
+		size += DHTMSG_REC_REQ_FIXED + dhtrec_size(&m->rec);
 	return size;
 }
 
@@ -185,6 +226,12 @@ dhtmsg_req_encode(const struct dhtmsg_req *m, struct buf *out)
 		wire_put16(p + off, m->want);
 	else if (m->type == FERRY_MSG_DHT_PUT)
 		dhtmsg_put_encode(&m->put, p + off);
+	if (m->type == FERRY_MSG_DHT_RPUT || m->type == FERRY_MSG_DHT_RGET) {
+		p[off] = m->replication;
+		p[off + 1] = 0;
+	}
+	if (m->type == FERRY_MSG_DHT_RPUT)
+		dhtrec_encode(&m->rec, p + off + DHTMSG_REC_REQ_FIXED);
 	buf_commit(out, size);
 	return 0;
 }
@@ -205,6 +252,23 @@ dhtmsg_nodes_check(const uint8_t *p, size_t len, uint16_t count)
 		    len - off - DHTKEY_LEN - 2 < helo_len)
 			return -EBADMSG;
 		off += DHTKEY_LEN + 2 + helo_len;
+	}
+	return off == len ? 0 : -EBADMSG;
+}
+
+/* Checks a RECORDS list of count entries at topic filling exactly len
+ * bytes. */
+static int
+dhtmsg_records_check(const struct dhtkey *topic, const uint8_t *p,
+    size_t len, uint16_t count)
+{
+	struct dhtrec r;
+	size_t off = 0, used;
+
+	for (uint16_t i = 0; i < count; i++) {
+		if (dhtrec_decode(topic, p + off, len - off, &r, &used) < 0)
+			return -EBADMSG;
+		off += used;
 	}
 	return off == len ? 0 : -EBADMSG;
 }
@@ -242,6 +306,16 @@ dhtmsg_ans_tail(struct dhtmsg_ans *m, const uint8_t *p, size_t len)
 		return dhtmsg_nodes_check(m->nodes, m->nodes_len, m->count);
 	case FERRY_MSG_DHT_ACK:
 		return len == 0 ? 0 : -EBADMSG;
+	case FERRY_MSG_DHT_RECORDS:
+		if (len < 2)
+			return -EBADMSG;
+		m->count = wire_get16(p);
+		if (m->count > DHTMSG_RECORDS_MAX)
+			return -EBADMSG;
+		m->records = p + 2;
+		m->records_len = len - 2;
+		return dhtmsg_records_check(&m->key, m->records,
+		    m->records_len, m->count);
 	default: /* FAIL */
 		if (len != 2)
 			return -EBADMSG;
@@ -289,6 +363,8 @@ dhtmsg_ans_tail_size(const struct dhtmsg_ans *m)
 		return 2 + m->nodes_len;
 	case FERRY_MSG_DHT_ACK:
 		return 0;
+	case FERRY_MSG_DHT_RECORDS:
+		return 2 + m->records_len;
 	default:
 		return 2;
 	}
@@ -307,6 +383,10 @@ dhtmsg_ans_valid(const struct dhtmsg_ans *m)
 		    dhtmsg_nodes_check(m->nodes, m->nodes_len, m->count) == 0;
 	if (m->type == FERRY_MSG_DHT_FAIL)
 		return m->code != 0;
+	if (m->type == FERRY_MSG_DHT_RECORDS)
+		return m->count <= DHTMSG_RECORDS_MAX &&
+		    dhtmsg_records_check(&m->key, m->records, m->records_len,
+		        m->count) == 0;
 	return true;
 }
 
@@ -330,6 +410,11 @@ dhtmsg_ans_put_tail(const struct dhtmsg_ans *m, uint8_t *p)
 			memcpy(p + 2, m->nodes, m->nodes_len);
 		break;
 	case FERRY_MSG_DHT_ACK:
+		break;
+	case FERRY_MSG_DHT_RECORDS:
+		wire_put16(p, m->count);
+		if (m->records_len > 0)
+			memcpy(p + 2, m->records, m->records_len);
 		break;
 	default:
 		wire_put16(p, m->code);
@@ -393,6 +478,35 @@ dhtmsg_nodes_put(struct buf *out, const struct dhtkey *id, const void *helo,
 	if (helo_len > 0)
 		memcpy(p + DHTKEY_LEN + 2, helo, helo_len);
 	buf_commit(out, DHTKEY_LEN + 2 + helo_len);
+	return 0;
+}
+
+int
+dhtmsg_records_next(const struct dhtmsg_ans *m, size_t *off,
+    struct dhtrec *ret)
+{
+	size_t used;
+
+	if (*off >= m->records_len ||
+	    dhtrec_decode(&m->key, m->records + *off, m->records_len - *off,
+	        ret, &used) < 0)
+		return 0;
+	*off += used;
+	return 1;
+}
+
+int
+dhtmsg_records_put(struct buf *out, const struct dhtrec *r)
+{
+	uint8_t *p;
+
+	if (r->value_len > DHTREC_VALUE_MAX)
+		return -EINVAL;
+	p = buf_reserve(out, dhtrec_size(r));
+	if (p == NULL)
+		return -ENOMEM;
+	dhtrec_encode(r, p);
+	buf_commit(out, dhtrec_size(r));
 	return 0;
 }
 

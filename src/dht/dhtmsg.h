@@ -25,6 +25,9 @@
  *        u32 block_len (1..DHTMSG_BLOCK_MAX)  u8 block[block_len]
  *   PUT's sig: Ed25519 by origin_pk over "ferry dht put v1" NUL || key ||
  *   replication || expiry; key must be BLAKE2b-256(block).
+ *   RGET: u8 replication (1..DHTMSG_REPL_MAX)  u8 reserved (0);
+ *   RPUT: the same, then one record entry (dhtrec.h) at topic key.
+ *   PUT, RPUT and RGET may carry REPLICA or CANDIDATE.
  *
  * Answers (RECEIPT, BLOCK, NODES, FAIL, ACK), to the requester:
  *    0 u8  version      DHTMSG_VERSION
@@ -45,9 +48,12 @@
  *        u8 id[32]  u16 helo_len (0..DHTMSG_HELO_MAX)  u8 helo[helo_len];
  *   FAIL:  u16 code (1..65535; enum dhtmsg_fail names those known);
  *   ACK:   nothing: the request reached the peer that answers it, whose
- *        answer, over DHTMSG_ACK_OVER bytes, follows (seed 002, 2.1).
+ *        answer, over DHTMSG_ACK_OVER bytes, follows (seed 002, 2.1);
+ *   RECORDS: u16 count (0..DHTMSG_RECORDS_MAX), then count record
+ *        entries (dhtrec.h) at topic key.
  * put_hash is BLAKE2b-256 of key || replication || expiry || origin_pk
- * || sig: the signed request a receipt honours.
+ * || sig: the signed request a receipt honours; an RPUT's is
+ * dhtrec_hash().
  */
 #ifndef FERRY_DHT_DHTMSG_H
 #define FERRY_DHT_DHTMSG_H
@@ -59,6 +65,7 @@
 #include <ferry/proto.h>
 
 #include "dht/dhtkey.h"
+#include "dht/dhtrec.h"
 #include "lib/buf.h"
 
 struct identity;
@@ -69,11 +76,15 @@ struct identity;
 #define DHTMSG_FIND_MAX   32
 #define DHTMSG_REPL_MAX   16
 #define DHTMSG_BLOCK_MAX  (4u * 1024 * 1024)
-#define DHTMSG_F_REPLICA  0x01 /* PUT: store here; do not route it on */
-/* PUT: store here if among the closest here, else route it on. */
+#define DHTMSG_RECORDS_MAX 64 /* records in one RECORDS answer */
+/* PUT, RPUT (RGET: answer here); do not route it on. */
+#define DHTMSG_F_REPLICA  0x01
+/* PUT, RPUT, RGET: as REPLICA if among the closest here, else route it
+ * on. */
 #define DHTMSG_F_CANDIDATE  0x02
 #define DHTMSG_F_ROUTED   0x01 /* answer: going back hop by hop */
 #define DHTMSG_REQ_FIXED  78
+#define DHTMSG_REC_REQ_FIXED 2 /* RGET's tail, RPUT's ahead of its entry */
 #define DHTMSG_PUT_FIXED  (2 + 8 + FERRY_PUBKEY_LEN + FERRY_SIG_LEN + 4)
 #define DHTMSG_ANS_FIXED  108
 #define DHTMSG_RECEIPT_SIZE (8 + 32 + FERRY_PUBKEY_LEN + FERRY_SIG_LEN)
@@ -95,6 +106,8 @@ enum dhtmsg_fail {
 	DHTMSG_REFUSED,       /* bad signature, wrong hash, expired */
 	DHTMSG_ORIGIN_QUOTA,  /* PUT: its signer is over its ORIGIN_QUOTA at
 			       * the storing peer */
+	DHTMSG_STALE,         /* RPUT: the storing peer holds a record of
+			       * that signer at least as new */
 };
 
 /* The signed part of a PUT. */
@@ -108,7 +121,7 @@ struct dhtmsg_put {
 };
 
 struct dhtmsg_req {
-	uint16_t type; /* FERRY_MSG_DHT_PUT, _GET or _FIND */
+	uint16_t type; /* FERRY_MSG_DHT_PUT, _GET, _FIND, _RPUT or _RGET */
 	uint8_t flags;
 	uint8_t hops_left;
 	uint8_t hops;
@@ -119,6 +132,8 @@ struct dhtmsg_req {
 	size_t helo_len;
 	uint16_t want;         /* FIND */
 	struct dhtmsg_put put; /* PUT */
+	uint8_t replication;   /* RPUT, RGET: storing peers wanted */
+	struct dhtrec rec;     /* RPUT: topic is key; value borrowed */
 };
 
 struct dhtmsg_receipt {
@@ -129,8 +144,8 @@ struct dhtmsg_receipt {
 };
 
 struct dhtmsg_ans {
-	uint16_t type; /* FERRY_MSG_DHT_RECEIPT, _BLOCK, _NODES, _FAIL or
-			* _ACK */
+	uint16_t type; /* FERRY_MSG_DHT_RECEIPT, _BLOCK, _NODES, _FAIL,
+			* _ACK or _RECORDS */
 	uint8_t flags;
 	uint8_t hops_left;
 	uint8_t hops;
@@ -141,9 +156,11 @@ struct dhtmsg_ans {
 	struct dhtmsg_receipt receipt; /* RECEIPT */
 	const uint8_t *block;          /* BLOCK, borrowed */
 	size_t block_len;
-	uint16_t count;                /* NODES: entries in nodes */
+	uint16_t count;                /* NODES, RECORDS: entries */
 	const uint8_t *nodes;          /* NODES: their bytes, borrowed */
 	size_t nodes_len;
+	const uint8_t *records;        /* RECORDS: their bytes, borrowed */
+	size_t records_len;
 	uint16_t code;                 /* FAIL: enum dhtmsg_fail */
 };
 
@@ -176,6 +193,15 @@ int dhtmsg_nodes_next(const struct dhtmsg_ans *m, size_t *off,
 /* Appends one NODES entry to out (the caller counts them). */
 int dhtmsg_nodes_put(struct buf *out, const struct dhtkey *id,
     const void *helo, size_t helo_len);
+
+/* Walks a RECORDS answer: *off starts at 0. 1 with *ret filled (topic
+ * m's key, value borrowed from m), 0 at the end (the decoder checked the
+ * layout; signatures are the caller's to check). */
+int dhtmsg_records_next(const struct dhtmsg_ans *m, size_t *off,
+    struct dhtrec *ret);
+/* Appends r's entry to out (the caller counts them). 0, -EINVAL (value
+ * too long) or -ENOMEM. */
+int dhtmsg_records_put(struct buf *out, const struct dhtrec *r);
 
 /* Signs put (origin_pk and sig are set) for key with ident's key. */
 void dhtmsg_put_sign(const struct identity *ident, const struct dhtkey *key,

@@ -57,6 +57,12 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "BPCC: requests waiting for one neighbour before the neighbours that send them are held" },
 	{ "dht", "BPCC_BLOCK_MAX", "4 s",
 	    "BPCC: a neighbour that takes no request for this long is given up on: its requests go another way" },
+	{ "dht", "RECORDS_PER_TOPIC", "64",
+	    "signed records kept at one topic (1 to 64); a newcomer to a full topic replaces the one expiring first if it expires later, else it is refused" },
+	{ "dht", "RECORDS_MAX", "65536",
+	    "signed records kept for the network in all topics, by the same rule" },
+	{ "dht", "RECORD_LIFETIME", "1 d",
+	    "a signed record expiring further out than this is refused" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -168,6 +174,32 @@ dhtnode_cfg_cc(struct cfg *cfg, struct dht_cfg *c)
 	return 0;
 }
 
+/* RECORDS_PER_TOPIC, RECORDS_MAX and RECORD_LIFETIME into c. */
+static int
+dhtnode_cfg_records(struct cfg *cfg, struct dht_cfg *c)
+{
+	uint64_t per_topic, max, life_us;
+	bool bad = false;
+
+	if (dhtnode_cfg_uint(cfg, "RECORDS_PER_TOPIC", 1, DHTMSG_RECORDS_MAX,
+	        &per_topic) < 0)
+		bad = true;
+	if (dhtnode_cfg_uint(cfg, "RECORDS_MAX", 1, DHT_RECORDS_MAX_MAX, &max) <
+	    0)
+		bad = true;
+	if (cfg_get_duration(cfg, "dht", "RECORD_LIFETIME", 1000000,
+	        30ull * 86400 * 1000000, &life_us) < 0) {
+		log_err("%s", cfg_error(cfg));
+		bad = true;
+	}
+	if (bad)
+		return -EINVAL;
+	c->records_per_topic = (unsigned)per_topic;
+	c->records_max = max;
+	c->record_lifetime_s = life_us / 1000000;
+	return 0;
+}
+
 int
 dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 {
@@ -217,6 +249,8 @@ dhtnode_cfg_parse(struct cfg *cfg, struct dhtnode_cfg *ret)
 		bad = true;
 	if (dhtnode_cfg_dur(cfg, "BPCC_BLOCK_MAX", &c.dht.bpcc_block_max_us) <
 	    0)
+		bad = true;
+	if (dhtnode_cfg_records(cfg, &c.dht) < 0)
 		bad = true;
 	if (bad)
 		return -EINVAL;

@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "dht/store.h"
+#include "dht/store_records.h"
 #include "lib/stats.h"
 #include "lib/time.h"
 
@@ -168,6 +169,30 @@ dhtnode_get(void *cls, const struct dhtkey *key, dht_store_got_fn *got,
 	return store_get(n->store, key->b, got, arg);
 }
 
+static int
+dhtnode_record_put(void *cls, const struct dhtrec *rec, uint64_t now,
+    uint64_t per_topic, uint64_t total_max, dht_store_done_fn *done,
+    void *arg)
+{
+	struct dhtnode *n = cls;
+
+	if (n->store_closing)
+		return -ECANCELED;
+	return store_record_put(n->store, rec, now, per_topic, total_max, done,
+	    arg);
+}
+
+static int
+dhtnode_record_list(void *cls, const struct dhtkey *topic, uint64_t now,
+    size_t max, dht_records_got_fn *got, void *arg)
+{
+	struct dhtnode *n = cls;
+
+	if (n->store_closing)
+		return -ECANCELED;
+	return store_record_list(n->store, topic, now, max, got, arg);
+}
+
 static void
 dhtnode_usage(void *cls, struct dht_store_usage *ret)
 {
@@ -271,6 +296,8 @@ dhtnode_env_fill(struct dhtnode *n, struct dht_env *env)
 	env->store_has = dhtnode_has;
 	env->store_put = dhtnode_put;
 	env->store_get = dhtnode_get;
+	env->record_put = dhtnode_record_put;
+	env->record_list = dhtnode_record_list;
 	env->store_usage = dhtnode_usage;
 	env->stat = dhtnode_stat;
 	env->wake = dhtnode_wake;

@@ -4,8 +4,10 @@
  * first input byte picks the message type (a request or an answer), the
  * rest is the body, decoded as a peer's daemon would. Checked: what
  * decodes encodes back to exactly the input; a NODES answer walks
- * through exactly its count of entries; PUT and receipt signatures are
- * checked without crashing.
+ * through exactly its count of entries, and a RECORDS answer through
+ * its count of records; PUT, record and receipt signatures are checked
+ * without crashing. Types are appended to the table, so that a seed's
+ * first byte keeps naming its type.
  * Seeds: tests/fuzz/corpus/dhtmsg.
  */
 #include <stdint.h>
@@ -21,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const uint16_t fuzz_types[] = { FERRY_MSG_DHT_PUT, FERRY_MSG_DHT_GET,
 	FERRY_MSG_DHT_FIND, FERRY_MSG_DHT_RECEIPT, FERRY_MSG_DHT_BLOCK,
-	FERRY_MSG_DHT_NODES, FERRY_MSG_DHT_FAIL, FERRY_MSG_DHT_ACK };
+	FERRY_MSG_DHT_NODES, FERRY_MSG_DHT_FAIL, FERRY_MSG_DHT_ACK,
+	FERRY_MSG_DHT_RPUT, FERRY_MSG_DHT_RGET, FERRY_MSG_DHT_RECORDS };
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -55,6 +58,8 @@ fuzz_request(uint16_t type, const uint8_t *body, size_t len)
 	buf_done(&out);
 	if (type == FERRY_MSG_DHT_PUT)
 		(void)dhtmsg_put_verify(&m.key, &m.put);
+	if (type == FERRY_MSG_DHT_RPUT)
+		(void)dhtrec_verify(&m.rec);
 }
 
 static void
@@ -62,6 +67,7 @@ fuzz_answer(uint16_t type, const uint8_t *body, size_t len)
 {
 	struct dhtmsg_node n;
 	struct dhtmsg_ans m;
+	struct dhtrec r;
 	struct buf out;
 	size_t off = 0;
 	unsigned count = 0;
@@ -77,6 +83,15 @@ fuzz_answer(uint16_t type, const uint8_t *body, size_t len)
 	    dhtmsg_nodes_next(&m, &off, &n) == 1)
 		count++;
 	if (type == FERRY_MSG_DHT_NODES && count != m.count)
+		abort();
+	off = 0;
+	count = 0;
+	while (type == FERRY_MSG_DHT_RECORDS &&
+	    dhtmsg_records_next(&m, &off, &r) == 1) {
+		(void)dhtrec_verify(&r);
+		count++;
+	}
+	if (type == FERRY_MSG_DHT_RECORDS && count != m.count)
 		abort();
 	if (type == FERRY_MSG_DHT_RECEIPT)
 		(void)dhtmsg_receipt_verify(&m.key, &m.responder,

@@ -157,7 +157,8 @@ fail:
 static void
 sim_frozen(struct dhtsim *s, struct dhtsim_event *e)
 {
-	if ((e->kind == SIM_STORED || e->kind == SIM_GOT) &&
+	if ((e->kind == SIM_STORED || e->kind == SIM_GOT ||
+	        e->kind == SIM_LISTED) &&
 	    dhtsim_keep(&s->parked, &s->n_parked, &s->cap_parked, e) == 0)
 		return;
 	free(e->body);
@@ -206,7 +207,10 @@ sim_deliver(struct dhtsim *s, struct dhtsim_event *e)
 			dht_peer_down(from->dht, &to->id);
 		break;
 	case SIM_STORED:
-		e->done(e->arg, 0);
+		e->done(e->arg, e->status);
+		break;
+	case SIM_LISTED:
+		dhtsim_records_listed(s, e);
 		break;
 	case SIM_GOT:
 		dhtsim_store_got(s, e);
@@ -309,6 +313,8 @@ sim_cancel(struct dhtsim_event *e)
 		e->done(e->arg, -ECANCELED);
 	else if (e->kind == SIM_GOT)
 		e->got(e->arg, -ECANCELED, NULL, 0, 0);
+	else if (e->kind == SIM_LISTED)
+		e->listed(e->arg, -ECANCELED, NULL, 0);
 }
 
 static void
@@ -319,6 +325,7 @@ sim_node_free(struct dhtsim_node *n)
 	stats_free(n->stats);
 	dhtsim_links_free(n);
 	dhtsim_store_free(n);
+	dhtsim_records_free(n);
 }
 
 void

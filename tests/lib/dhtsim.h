@@ -132,6 +132,12 @@ struct dhtsim_link {
 	struct dhtsim_link *next; /* a's next record */
 };
 
+/* A record the store of a node holds (value in its own bytes). */
+struct dhtsim_rec {
+	struct dhtrec rec;
+	uint8_t value[DHTREC_VALUE_MAX];
+};
+
 /* A block the store of a node holds. */
 struct dhtsim_block {
 	struct dhtkey key; /* the map's key */
@@ -164,6 +170,8 @@ struct dhtsim_node {
 	struct dhtsim_block *block_list;
 	size_t n_blocks;
 	uint64_t bytes; /* of the blocks' data */
+	struct dhtsim_rec *recs; /* its records store (dhtsim_records.c) */
+	size_t n_recs, cap_recs;
 	struct dhtsim *sim;
 };
 
@@ -238,6 +246,13 @@ const struct dhtsim_block *dhtsim_block(const struct dhtsim *s, int i,
  * one. 0 or -ENOMEM. */
 int dhtsim_store(struct dhtsim *s, int i, const struct dhtkey *key,
     const void *data, size_t len, uint64_t expiry);
+
+/* How many records of topic node i's store holds, expired or not; with
+ * ret (may be NULL), the one of signer (NULL: none) into it. */
+size_t dhtsim_records(const struct dhtsim *s, int i, const struct dhtkey *topic,
+    const uint8_t *signer, struct dhtrec *ret);
+/* Drops every record of node i's store, as a peer that lost them. */
+void dhtsim_records_clear(struct dhtsim *s, int i);
 
 /* Node a asks for a link to b (as if a's DHT had, HELO and all): unless
  * it is up already, or either node is dead or unreachable, it comes up

@@ -320,6 +320,8 @@ dhtsim_env_fill(struct dhtsim_node *n, struct dht_env *env)
 	env->store_has = env_has;
 	env->store_put = env_put;
 	env->store_get = env_get;
+	env->record_put = dhtsim_record_put;
+	env->record_list = dhtsim_record_list;
 	env->stat = env_stat;
 	env->store_usage = env_usage;
 	env->wake = env_wake;

@@ -10,7 +10,15 @@
 
 #include "dhtsim.h"
 
-enum dhtsim_kind { SIM_MSG, SIM_UP, SIM_DOWN, SIM_STORED, SIM_GOT, SIM_WAKE };
+enum dhtsim_kind {
+	SIM_MSG,
+	SIM_UP,
+	SIM_DOWN,
+	SIM_STORED,
+	SIM_GOT,
+	SIM_WAKE,
+	SIM_LISTED, /* a list of records (dhtsim_records.c) */
+};
 
 /* An event of the queue. A SIM_MSG there is a turn of the way from ->from
  * to ->to: its peer takes the message at its head. One held aside by the
@@ -24,6 +32,10 @@ struct dhtsim_event {
 	struct dhtkey key; /* a get's */
 	dht_store_done_fn *done;
 	dht_store_got_fn *got;
+	dht_records_got_fn *listed; /* SIM_LISTED's */
+	uint64_t now;               /* SIM_LISTED's clock */
+	size_t max;                 /* SIM_LISTED's bound */
+	int status;                 /* SIM_STORED's */
 	void *arg;
 };
 
@@ -63,6 +75,16 @@ void dhtsim_env_fill(struct dhtsim_node *n, struct dht_env *env);
 void dhtsim_store_got(struct dhtsim *s, struct dhtsim_event *e);
 /* Frees the blocks of node n's store. */
 void dhtsim_store_free(struct dhtsim_node *n);
+/* dhtsim_records.c: the env's records store of node n. */
+int dhtsim_record_put(void *cls, const struct dhtrec *rec, uint64_t now,
+    uint64_t per_topic, uint64_t total_max, dht_store_done_fn *done,
+    void *arg);
+int dhtsim_record_list(void *cls, const struct dhtkey *topic, uint64_t now,
+    size_t max, dht_records_got_fn *got, void *arg);
+/* Completes e, a list of node e->to's records (SIM_LISTED). */
+void dhtsim_records_listed(struct dhtsim *s, struct dhtsim_event *e);
+/* Frees node n's records. */
+void dhtsim_records_free(struct dhtsim_node *n);
 
 /* From now on libsodium's randombytes give the numbers of seed (the
  * DHT's request ids and refresh targets, the maps' keys); called once by

@@ -262,6 +262,33 @@ static const struct vector vectors[] = {
 	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
 	    "00cb8455508ebcfb9923ba58",
 	    false },
+	{ "dht_rput_a",
+	    "010014000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c9330000030003a107bff3ce10be1d70dd18e74bc099"
+	    "67e4d6309ba50d5f1ddc8664125531b80006651728988000"
+	    "000000006b49e0100009612e6578616d706c65ab65af67da"
+	    "1b9ff7f10267581975849c97e23384e6fef07a26c6a4e6dd"
+	    "bd93fa902acf97c832d6bc3e94561b10bbf5a333c0eff4aa"
+	    "bc6673ab1846a32301fc07",
+	    false },
+	{ "dht_rput_hash",
+	    "ac70a742b7a5ee4a041e899c09a45100b637ceb3fbd77d50"
+	    "a6208e545b7b6947",
+	    false },
+	{ "dht_records_b",
+	    "010000000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
+	    "00cb8455508ebcfb9923ba58000103a107bff3ce10be1d70"
+	    "dd18e74bc09967e4d6309ba50d5f1ddc8664125531b80006"
+	    "651728988000000000006b49e0100009612e6578616d706c"
+	    "65ab65af67da1b9ff7f10267581975849c97e23384e6fef0"
+	    "7a26c6a4e6ddbd93fa902acf97c832d6bc3e94561b10bbf5"
+	    "a333c0eff4aabc6673ab1846a32301fc07",
+	    false },
 	{ "tcp_welcome_a",
 	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
 	    "2fc03a882dcd9804dbc0d03a119491e54ba0c933",
@@ -734,6 +761,69 @@ START_TEST(test_dht_put_receipt)
 }
 END_TEST
 
+/*
+ * A's record "a.example" at the topic BLAKE2b-256("ferry"), seq
+ * 1800000000000000, until 1800003600, put to 3 peers with 20 hops to go
+ * and no HELOs; the hash B's receipt names; and B's RECORDS answering an
+ * RGET of A's with it, straight to A.
+ */
+START_TEST(test_dht_records)
+{
+	static const uint8_t value[] = "a.example";
+	uint8_t hash[DHTREC_HASH_LEN];
+	struct dhtmsg_req rput, back;
+	struct dhtmsg_ans ans, aback;
+	struct buf out, recs;
+	struct dhtrec r;
+	size_t off = 0;
+
+	memset(&rput, 0, sizeof(rput));
+	rput.type = FERRY_MSG_DHT_RPUT;
+	rput.hops_left = 20;
+	rput.req_id = 0x0102030405060708ull;
+	dhtkey_of_block("ferry", 5, &rput.key);
+	dhtkey_from_peer(&id_a->id, &rput.requester);
+	rput.replication = 3;
+	rput.rec.topic = rput.key;
+	rput.rec.seq = 1800000000000000ull;
+	rput.rec.expiry = 1800003600;
+	rput.rec.value = value;
+	rput.rec.value_len = sizeof(value) - 1;
+	dhtrec_sign(id_a, &rput.rec);
+	buf_init(&out);
+	ck_assert_int_eq(dhtmsg_req_encode(&rput, &out), 0);
+	check_vector("dht_rput_a", buf_head(&out), buf_size(&out));
+	ck_assert_int_eq(dhtmsg_req_decode(rput.type, buf_head(&out),
+	                     buf_size(&out), &back),
+	    0);
+	ck_assert_int_eq(dhtrec_verify(&back.rec), 0);
+	dhtrec_hash(&rput.rec, rput.replication, hash);
+	check_vector("dht_rput_hash", hash, sizeof(hash));
+	memset(&ans, 0, sizeof(ans));
+	ans.type = FERRY_MSG_DHT_RECORDS;
+	ans.req_id = rput.req_id;
+	ans.key = rput.key;
+	ans.requester = rput.requester;
+	dhtkey_from_peer(&id_b->id, &ans.responder);
+	buf_init(&recs);
+	ck_assert_int_eq(dhtmsg_records_put(&recs, &rput.rec), 0);
+	ans.count = 1;
+	ans.records = buf_head(&recs);
+	ans.records_len = buf_size(&recs);
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&ans, &out), 0);
+	check_vector("dht_records_b", buf_head(&out), buf_size(&out));
+	ck_assert_int_eq(dhtmsg_ans_decode(ans.type, buf_head(&out),
+	                     buf_size(&out), &aback),
+	    0);
+	ck_assert_int_eq(dhtmsg_records_next(&aback, &off, &r), 1);
+	ck_assert_int_eq(dhtrec_verify(&r), 0);
+	ck_assert_int_eq(dhtmsg_records_next(&aback, &off, &r), 0);
+	buf_done(&recs);
+	buf_done(&out);
+}
+END_TEST
+
 /* Every vector block of the page is one the test checks. */
 START_TEST(test_page_has_no_other)
 {
@@ -757,6 +847,7 @@ vectors_suite(void)
 	tcase_add_test(tc, test_frag);
 	tcase_add_test(tc, test_tcp_welcome);
 	tcase_add_test(tc, test_dht_put_receipt);
+	tcase_add_test(tc, test_dht_records);
 	tcase_add_test(tc, test_page_has_no_other);
 	suite_add_tcase(s, tc);
 	return s;
