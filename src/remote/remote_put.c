@@ -171,11 +171,14 @@ remote_put_block(struct remote_put *p, const struct dhtkey *key)
 		p->cap_all = cap;
 	}
 	b = calloc(1, sizeof(*b));
-	if (b == NULL || map_put(p->blocks, key->b, DHTKEY_LEN, b) < 0) {
+	if (b == NULL)
+		return NULL;
+	/* The map keeps the key's pointer: it points into the block. */
+	b->key = *key;
+	if (map_put(p->blocks, b->key.b, DHTKEY_LEN, b) < 0) {
 		free(b);
 		return NULL;
 	}
-	b->key = *key;
 	p->all[p->n_all++] = b;
 	return b;
 }

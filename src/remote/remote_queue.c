@@ -99,6 +99,33 @@ remote_receipts(struct remote *rc, remote_entry_fn *fn, void *cls)
 	return 0;
 }
 
+/* Those remembered as bad that the answer did not list. */
+static void
+remote_queue_bad(struct remote *rc, const struct remote_imd *list, size_t n,
+    remote_imd_fn *fn, void *cls)
+{
+	char **lines;
+	size_t n_bad;
+
+	if (remote_dir_lines(rc->dir, REMOTE_BAD_FILE, 1024, &lines, &n_bad) <
+	    0)
+		return;
+	for (size_t i = 0; i < n_bad; i++) {
+		struct remote_imd bad = { .bad = true };
+		bool listed;
+
+		lines[i][strcspn(lines[i], " ")] = '\0';
+		listed = strcmp(lines[i], rc->url) == 0;
+		for (size_t j = 0; j < n && !listed; j++)
+			listed = strcmp(list[j].url, lines[i]) == 0;
+		if (listed)
+			continue;
+		(void)snprintf(bad.url, sizeof(bad.url), "%s", lines[i]);
+		fn(cls, &bad);
+	}
+	remote_dir_lines_free(lines, n_bad);
+}
+
 int
 remote_intermediaries(struct remote *rc, remote_imd_fn *fn, void *cls)
 {
@@ -130,18 +157,7 @@ remote_intermediaries(struct remote *rc, remote_imd_fn *fn, void *cls)
 		list[i].bad = remote_is_bad(rc, list[i].url);
 		fn(cls, &list[i]);
 	}
-	/* Those remembered as bad that it does not list. */
-	for (size_t i = 0; i < rc->n_cand; i++) {
-		struct remote_imd bad = { .bad = true };
-		bool listed = strcmp(rc->cand[i], rc->url) == 0;
-
-		for (size_t j = 0; j < n && !listed; j++)
-			listed = strcmp(list[j].url, rc->cand[i]) == 0;
-		if (listed || !remote_is_bad(rc, rc->cand[i]))
-			continue;
-		(void)snprintf(bad.url, sizeof(bad.url), "%s", rc->cand[i]);
-		fn(cls, &bad);
-	}
+	remote_queue_bad(rc, list, n, fn, cls);
 	free(list);
 	return 0;
 }
