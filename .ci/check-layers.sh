@@ -5,6 +5,7 @@
 # (DESIGN.md "Layers", STYLE.md section 1):
 #
 #   lib <- core <- dht <- storage <- service <- daemon
+#   (intermediary, the HTTPS role for thin clients, ranks as service)
 #
 # A file under src/<layer>/ may include "<lower or same layer>/...".
 # src/libferry and src/cli see only <ferry/...>, "lib/..." and their own
@@ -23,8 +24,8 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-declare -A rank=([lib]=0 [core]=1 [dht]=2 [storage]=3 [service]=4 [daemon]=5)
-ours=" lib core dht storage service daemon libferry cli ferry remote "
+declare -A rank=([lib]=0 [core]=1 [dht]=2 [storage]=3 [service]=4 [intermediary]=4 [daemon]=5)
+ours=" lib core dht storage service intermediary daemon libferry cli ferry remote "
 violations=0
 
 report() {

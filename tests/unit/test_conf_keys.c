@@ -31,6 +31,9 @@
 #ifdef FERRY_HAVE_SERVICE
 #include "service/service.h"
 #endif
+#ifdef FERRY_HAVE_INTERMEDIARY
+#include "intermediary/imd.h"
+#endif
 #include "unit.h"
 
 #define KEYS_MAX     512
@@ -257,6 +260,9 @@ test_collect_code(void)
 	test_add_table(xfer_cfg_keys, "xfer_cfg_keys");
 #ifdef FERRY_HAVE_SERVICE
 	test_add_table(service_cfg_keys, "service_cfg_keys");
+#endif
+#ifdef FERRY_HAVE_INTERMEDIARY
+	test_add_table(imd_cfg_keys, "imd_cfg_keys");
 #endif
 	while (cfg_next_word(&list, &word, &len)) {
 		ck_assert_uint_lt(len, sizeof(name));
