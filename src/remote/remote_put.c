@@ -35,7 +35,11 @@
 #include "storage/manifest.h"
 #include "storage/uri.h"
 
-#define REMOTE_POLL_S 30 /* longest wait of one GET /v1/receipts */
+#define REMOTE_POLL_S     30 /* longest wait of one GET /v1/receipts */
+/* Records of one POST /v1/blocks: a body ends at the first record
+ * boundary past this, and the next continues, so that an upload stays
+ * under the intermediary's MAX_REQUEST_BYTES (64 MiB by default). */
+#define REMOTE_POST_BYTES (32u * 1024 * 1024)
 
 /* A manifest node the builder finished, waiting to be sent. */
 struct remote_node {
@@ -69,6 +73,7 @@ struct remote_put {
 	uint8_t *plain;
 	uint8_t *rec; /* head and block of the record out */
 	size_t rec_len, rec_off;
+	uint64_t post_bytes; /* sent in this POST */
 	uint64_t bytes_read;
 	int error; /* the producer's */
 	const char *why;
@@ -299,6 +304,8 @@ remote_put_read(void *cls, void *buf, size_t size)
 	int r;
 
 	if (p->rec_off == p->rec_len) {
+		if (p->post_bytes >= REMOTE_POST_BYTES)
+			return 0;
 		r = remote_put_next(p);
 		if (r < 0) {
 			p->error = r;
@@ -312,6 +319,7 @@ remote_put_read(void *cls, void *buf, size_t size)
 	n = n < size ? n : size;
 	memcpy(buf, p->rec + p->rec_off, n);
 	p->rec_off += n;
+	p->post_bytes += n;
 	return (long)n;
 }
 
@@ -345,9 +353,9 @@ remote_put_relays(struct remote_put *p, const struct remote_resp *resp)
 	return 0;
 }
 
-/* Uploads this round's records through the intermediary in use. */
+/* One POST /v1/blocks, from the record made ready on. */
 static int
-remote_put_upload(struct remote_put *p)
+remote_put_post(struct remote_put *p)
 {
 	struct remote_req rq = { .method = "POST",
 		.target = "/v1/blocks",
@@ -357,23 +365,40 @@ remote_put_upload(struct remote_put *p)
 	struct remote_resp resp;
 	int r;
 
-	r = remote_put_round_start(p);
-	if (r < 0)
-		return r;
+	p->post_bytes = 0;
 	r = remote_request(p->rc, &rq, &resp);
-	if (p->error < 0) {
+	if (p->error < 0)
 		r = p->error;
-		if (p->why != NULL)
-			(void)remote_fail(p->rc, r, "%s", p->why);
-		else
-			(void)remote_fail(p->rc, r, "cannot read the file: %s",
-			    strerror(-r));
-	} else if (r == 0 && resp.status != 200) {
+	else if (r == 0 && resp.status != 200)
 		r = remote_fail_status(p->rc, "POST /v1/blocks", &resp);
-	} else if (r == 0) {
+	else if (r == 0)
 		r = remote_put_relays(p, &resp);
-	}
 	remote_resp_done(&resp);
+	return r;
+}
+
+/* Uploads this round's records through the intermediary in use, in as
+ * many POSTs as REMOTE_POST_BYTES asks. */
+static int
+remote_put_upload(struct remote_put *p)
+{
+	int r;
+
+	r = remote_put_round_start(p);
+	while (r == 0) {
+		/* A POST only when there is a record to send. */
+		r = remote_put_next(p);
+		if (r < 0)
+			p->error = r;
+		if (r <= 0)
+			break;
+		r = remote_put_post(p);
+	}
+	if (p->error < 0 && p->why != NULL)
+		return remote_fail(p->rc, p->error, "%s", p->why);
+	if (p->error < 0)
+		return remote_fail(p->rc, p->error, "cannot read the file: %s",
+		    strerror(-p->error));
 	return r;
 }
 
