@@ -6,7 +6,6 @@
  * bound per client, and files that are not a queue. Real SQLite files in
  * a scratch directory, a real event_base, the real worker thread.
  */
-/* unit-link: ferry_intermediary */
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
