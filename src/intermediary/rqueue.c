@@ -67,6 +67,7 @@ rqueue_bind(struct rqueue *q, struct stats *st)
 		C(queue_acked),
 		C(queue_expired),
 		C(queue_bad_cursor),
+		C(queue_damaged),
 		C(queue_commits),
 		C(queue_entries),
 		C(queue_waiting),
@@ -257,6 +258,13 @@ rqueue_take_done(struct rqueue *q, struct rqueue_op *op)
 		(*q->c.queue_bad_cursor)++;
 	else if (op->status < 0 && op->status != -ECANCELED)
 		(*q->c.queue_failed)++;
+	/* Every take of that client may meet it again: said once. */
+	*q->c.queue_damaged += op->damaged;
+	if (op->damaged > 0 && !q->damaged) {
+		log_err("receipt queue: damaged entries in the database,"
+		        " skipped (intermediary.queue_damaged)");
+		q->damaged = true;
+	}
 	t->in_flight = false;
 	if (t->cancelled) {
 		rqueue_take_free(t);

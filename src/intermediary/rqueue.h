@@ -123,7 +123,8 @@ int rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
  * after, then answers those past it, up to max, oldest first. When there
  * are none and wait_us is above 0, the answer waits until entries are
  * pushed for client (then comes with them) or wait_us has passed (then
- * with none). got (not NULL) is called exactly once, on the loop, never
+ * with none). Entries the database holds damaged are skipped, counted
+ * and logged once. got (not NULL) is called exactly once, on the loop, never
  * from inside this call, unless rqueue_cancel() comes first; with
  * status:
  *   0          see rqueue_got_fn
@@ -134,8 +135,8 @@ int rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
  * An answer lost on its way leaves its entries queued: the next take
  * with the same after answers them again. Returns 0 and the take in
  * ret_t (for rqueue_cancel(); valid until got runs), or -EINVAL (max 0
- * or over RQUEUE_TAKE_MAX), -EAGAIN (too much queued), -ENOMEM; then got
- * is never called.
+ * or over RQUEUE_TAKE_MAX, after over INT64_MAX), -EAGAIN (too much
+ * queued), -ENOMEM; then got is never called.
  */
 int rqueue_take(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
     uint64_t after, unsigned max, uint64_t wait_us, rqueue_got_fn *got,

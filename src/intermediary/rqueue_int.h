@@ -54,6 +54,7 @@ struct rqueue_op {
 				  * have left expired ones */
 	bool committed;           /* last of a transaction that wrote */
 	uint64_t deleted;         /* take: acknowledged; expire: expired */
+	uint64_t damaged;         /* take: rows skipped, unreadable */
 	char *note;               /* note: text to log (malloc'd) */
 	rqueue_done_fn *done;     /* push: may be NULL */
 	void *cls;                /* for done */
@@ -81,6 +82,7 @@ struct rqueue_ctr {
 	uint64_t *queue_acked;      /* entries deleted, acknowledged */
 	uint64_t *queue_expired;    /* entries dropped at RECEIPT_KEEP */
 	uint64_t *queue_bad_cursor; /* takes refused: after never given */
+	uint64_t *queue_damaged;    /* entries skipped, unreadable */
 	uint64_t *queue_commits;    /* transactions that wrote */
 	uint64_t *queue_entries;    /* gauge: entries held */
 	uint64_t *queue_waiting;    /* gauge: takes waiting for a push */
@@ -127,6 +129,7 @@ struct rqueue {
 	void *clock_cls;
 	bool expiring;           /* an expiry pass is submitted */
 	bool failing;            /* writes fail; logged when it began */
+	bool damaged;            /* a damaged entry was read; logged */
 	bool closing;            /* in rqueue_free() */
 	struct rqueue_shared sh; /* shared with the worker */
 	pthread_t thread;        /* the worker */

@@ -49,8 +49,7 @@ static const char *const rqueue_sql_text[S_N] = {
 	[S_ACK] = "DELETE FROM entries WHERE client = ?1 AND cursor <= ?2",
 	[S_READ] = "SELECT cursor, queued, type, key, put_hash, storer,"
 	           " expiry, sig, status, receipts FROM entries"
-	           " WHERE client = ?1 AND cursor > ?2 ORDER BY cursor"
-	           " LIMIT ?3",
+	           " WHERE client = ?1 AND cursor > ?2 ORDER BY cursor",
 	[S_EXPIRE] = "DELETE FROM entries WHERE (client, cursor) IN"
 	             " (SELECT client, cursor FROM entries WHERE queued < ?1"
 	             " ORDER BY queued LIMIT ?2)",
@@ -219,12 +218,13 @@ rqueue_sql_row(sqlite3_stmt *s, struct rqueue_entry *e)
 	    rqueue_sql_blob(s, 7, e->receipt.sig, FERRY_SIG_LEN);
 }
 
-/* Reads up to op->max entries past op->after, and one more to say
- * whether more wait. */
+/* Reads up to op->max entries past op->after, and one more readable
+ * one to say whether more wait. */
 static int
 rqueue_sql_read(struct rqueue_db *d, struct rqueue_op *op)
 {
 	sqlite3_stmt *s = d->s[S_READ];
+	struct rqueue_entry spare;
 	int rc;
 
 	op->e = calloc(op->max, sizeof(*op->e));
@@ -235,17 +235,26 @@ rqueue_sql_read(struct rqueue_db *d, struct rqueue_op *op)
 	(void)sqlite3_bind_blob(s, 1, op->client, RQUEUE_CLIENT_LEN,
 	    SQLITE_STATIC);
 	(void)sqlite3_bind_int64(s, 2, (int64_t)op->after);
-	(void)sqlite3_bind_int64(s, 3, (int64_t)op->max + 1);
+	/* No LIMIT: rows come one step at a time, and damaged ones
+	 * skipped must not leave more undecided. */
 	op->status = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct rqueue_entry *e =
+		    op->n < op->max ? &op->e[op->n] : &spare;
+
+		/* Skipped, not answered: a taker could not use it (a
+		 * receipt cut short fails its signature), and failing
+		 * the take would stop the client's queue for good. It
+		 * goes with the next acknowledgement past it. */
+		if (!rqueue_sql_row(s, e)) {
+			op->damaged++;
+			continue;
+		}
 		if (op->n == op->max) {
 			op->more = true;
 			break;
 		}
-		if (!rqueue_sql_row(s, &op->e[op->n++])) {
-			op->status = -EUCLEAN;
-			break;
-		}
+		op->n++;
 	}
 	(void)sqlite3_reset(s);
 	(void)sqlite3_clear_bindings(s);

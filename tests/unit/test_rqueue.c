@@ -807,6 +807,40 @@ START_TEST(test_damaged_pages)
 }
 END_TEST
 
+/* A row that SQLite finds sound but that no push wrote (a signature cut
+ * short) is skipped, counted and logged once; the client's queue goes
+ * on past it. */
+START_TEST(test_damaged_entry)
+{
+	struct rqueue *q = t_open();
+	struct t_got g;
+
+	t_push_receipts(q, client_a, 1, 3);
+	rqueue_free(q);
+	t_make_sqlite("UPDATE entries SET sig = x'0102' WHERE cursor = 2");
+	q = t_open();
+	t_take(q, client_a, 0, 10, &g);
+	ck_assert_int_eq(g.status, 0);
+	ck_assert_uint_eq(g.n, 2);
+	t_assert_receipt(&g.e[0], 1, 1);
+	t_assert_receipt(&g.e[1], 3, 3);
+	ck_assert(unit_log_has(&logbuf, "damaged entries"));
+	ck_assert_uint_eq(t_ctr(q, "queue_damaged"), 1);
+	/* more counts only what can be answered. */
+	t_take(q, client_a, 0, 1, &g);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert(g.more);
+	t_take(q, client_a, 1, 1, &g);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert(!g.more);
+	t_assert_receipt(&g.e[0], 3, 3);
+	t_take(q, client_a, 3, 10, &g);
+	ck_assert_uint_eq(t_ctr(q, "queue_acked"), 3);
+	ck_assert_uint_eq(t_ctr(q, "queue_entries"), 0);
+	rqueue_free(q);
+}
+END_TEST
+
 START_TEST(test_path_is_a_directory)
 {
 	ck_assert_int_eq(mkdir(path, 0700), 0);
@@ -916,6 +950,7 @@ rqueue_suite(void)
 	tcase_add_test(td, test_other_database);
 	tcase_add_test(td, test_unknown_schema);
 	tcase_add_test(td, test_damaged_pages);
+	tcase_add_test(td, test_damaged_entry);
 	tcase_add_test(td, test_path_is_a_directory);
 	tcase_add_test(td, test_read_only);
 	suite_add_tcase(s, td);
