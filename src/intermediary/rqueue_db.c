@@ -31,7 +31,10 @@
  * it and are never given twice. A client's row goes once it has had no
  * entries for RECEIPT_KEEP; meta's floor keeps the largest last of the
  * rows gone, and a new row starts from it, so that a client that comes
- * back after its row went never gets a cursor it has acknowledged. n is
+ * back after its row went never gets a cursor it has acknowledged. A
+ * new client's first cursor thus shows the largest count of a client
+ * long gone, no more: cursors are not one sequence for all clients,
+ * which would show every client how many entries the others get. n is
  * kept by the triggers: the bound per client without a count.
  */
 static const char rqueue_db_schema[] =
