@@ -4,8 +4,7 @@
 # Fails if an #include points up or sideways through ferry's layers
 # (DESIGN.md "Layers", STYLE.md section 1):
 #
-#   lib <- core <- dht <- storage <- service <- daemon
-#   (intermediary, the HTTPS role for thin clients, ranks as service)
+#   lib <- core <- dht <- storage <- service <- intermediary <- daemon
 #
 # A file under src/<layer>/ may include "<lower or same layer>/...".
 # src/libferry and src/cli see only <ferry/...>, "lib/..." and their own
@@ -24,7 +23,7 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-declare -A rank=([lib]=0 [core]=1 [dht]=2 [storage]=3 [service]=4 [intermediary]=4 [daemon]=5)
+declare -A rank=([lib]=0 [core]=1 [dht]=2 [storage]=3 [service]=4 [intermediary]=5 [daemon]=6)
 ours=" lib core dht storage service intermediary daemon libferry cli ferry remote "
 violations=0
 
@@ -78,7 +77,7 @@ check_file() {
             continue
         fi
         if ! may_include "$kind" "$own" "$first"; then
-            report "$file" "$num" "$own ($kind) must not include \"$path\" (layers: lib <- core <- dht <- storage <- service <- daemon; clients and plugins see <ferry/...> and lib/ only)"
+            report "$file" "$num" "$own ($kind) must not include \"$path\" (layers: lib <- core <- dht <- storage <- service <- intermediary <- daemon; clients and plugins see <ferry/...> and lib/ only)"
             continue
         fi
         if [[ $path == *_int.h ]] && [ "$first" != "$own" ]; then

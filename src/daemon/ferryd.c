@@ -27,6 +27,7 @@
 #include "dht/dhtnode.h"
 #include "daemon/sdnotify.h"
 #include "intermediary/imd.h"
+#include "intermediary/rqueue.h"
 #include "lib/cfg.h"
 #include "lib/dirs.h"
 #include "lib/fsutil.h"
@@ -192,6 +193,10 @@ ferryd_load_cfg(struct ferryd *d, struct cfg **ret)
 	r = cfg_add_schema(cfg, ferryd_cfg_keys);
 	for (size_t i = 0; i < N_SUBSYSTEMS && r == 0; i++)
 		r = cfg_add_schema(cfg, subsystems[i].keys);
+	/* The intermediary's receipt queue reads its own [intermediary]
+	 * keys. */
+	if (r == 0)
+		r = cfg_add_schema(cfg, rqueue_cfg_keys);
 	if (r < 0 || cfg_add_schema_prefix(cfg, "transport-") < 0) {
 		r = -ENOMEM;
 		goto fail;
@@ -400,8 +405,8 @@ ferryd_service_shutdown(struct ferryd *d)
 static int
 ferryd_imd_init(struct ferryd *d)
 {
-	return imd_new(d->base, d->cfg, d->stats, core_ident(d->core),
-	    dhtnode_dht(d->dht), &d->imd);
+	return imd_new(d->base, d->cfg, d->stats, d->state_dir,
+	    core_ident(d->core), dhtnode_dht(d->dht), &d->imd);
 }
 
 static int

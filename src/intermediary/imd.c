@@ -21,6 +21,7 @@
 
 #include "core/identity.h"
 #include "intermediary/nonces.h"
+#include "intermediary/rqueue.h"
 #include "lib/base32.h"
 #include "lib/log.h"
 #include "lib/map.h"
@@ -185,6 +186,11 @@ imd_on_head(void *cls, struct httpd_req *req)
 			imd_wrong_method(imd, req, "POST");
 		else if (imd_authorize(imd, req, &a))
 			imd_fetch_start(imd, req);
+	} else if (imd_path_is(t, "/v1/receipts")) {
+		if (!get)
+			imd_wrong_method(imd, req, "GET");
+		else if (imd_authorize(imd, req, &a))
+			imd_receipts_start(imd, req, a.client);
 	} else if (strncmp(t, "/v1/blocks/", 11) == 0) {
 		if (!get)
 			imd_wrong_method(imd, req, "GET");
@@ -225,6 +231,8 @@ imd_on_done(void *cls, struct httpd_req *req)
 		imd_upload_done(cls, req);
 	else if (job != NULL && *job == IMD_JOB_FETCH)
 		imd_fetch_done(cls, req);
+	else if (job != NULL && *job == IMD_JOB_RECEIPTS)
+		imd_receipts_done(cls, req);
 }
 
 static void
@@ -288,9 +296,27 @@ imd_start_http(struct imd *imd)
 	return r;
 }
 
+/* The receipt queue's database in state_dir. */
+static int
+imd_open_queue(struct imd *imd, struct cfg *cfg, const char *state_dir)
+{
+	struct rqueue_cfg qc;
+	char path[4096];
+
+	if (rqueue_cfg_parse(cfg, &qc) < 0)
+		return -EINVAL;
+	qc.stats = imd->stats;
+	imd->queue_cfg = qc;
+	if (snprintf(path, sizeof(path), "%s/%s", state_dir, RQUEUE_DB_FILE) >=
+	    (int)sizeof(path))
+		return log_err_errno(-ENAMETOOLONG, "%s", state_dir);
+	return rqueue_open(imd->base, path, &qc, &imd->queue);
+}
+
 int
 imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    const struct identity *ident, struct dht *dht, struct imd **ret)
+    const char *state_dir, const struct identity *ident, struct dht *dht,
+    struct imd **ret)
 {
 	struct imd_cfg c;
 	struct imd *imd;
@@ -331,6 +357,9 @@ imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 		r = -ENOMEM;
 		goto fail;
 	}
+	r = imd_open_queue(imd, cfg, state_dir);
+	if (r < 0)
+		goto fail;
 	r = imd_start_http(imd);
 	if (r < 0)
 		goto fail;
@@ -345,9 +374,10 @@ fail:
 int
 imd_reload(struct imd *imd, struct cfg *cfg)
 {
+	struct rqueue_cfg qc;
 	struct imd_cfg c;
 
-	if (imd_cfg_read(cfg, &c) < 0)
+	if (imd_cfg_read(cfg, &c) < 0 || rqueue_cfg_parse(cfg, &qc) < 0)
 		return -EINVAL;
 	if (imd == NULL) {
 		if (c.listen[0] != '\0')
@@ -384,6 +414,8 @@ imd_free(struct imd *imd)
 	httpd_free(imd->http);
 	imd_upload_detach(imd);
 	imd_fetch_detach(imd);
+	/* Its callbacks (pushes ending) use only counters and imd. */
+	rqueue_free(imd->queue);
 	if (imd->wake != NULL)
 		event_free(imd->wake);
 	nonces_free(imd->nonces);

@@ -27,18 +27,21 @@ extern const struct cfg_schema_key imd_cfg_keys[];
  * are not read); logs each problem. 0 or -EINVAL. */
 int imd_config_check(struct cfg *cfg);
 /* Starts the role if [intermediary] LISTEN is set: loads the
- * certificate and key and listens. *ret is NULL when the role is off.
+ * certificate and key, opens the receipt queue (RQUEUE_DB_FILE in
+ * state_dir; this blocks while it checks the database) and listens.
+ * *ret is NULL when the role is off.
  * ident (this peer's, borrowed) names the intermediary; dht (borrowed;
  * NULL without the DHT, which the role needs) relays. 0, -EINVAL (a
  * problem logged), -EADDRINUSE and the like, -ENOMEM. */
 int imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    const struct identity *ident, struct dht *dht, struct imd **ret);
+    const char *state_dir, const struct identity *ident, struct dht *dht,
+    struct imd **ret);
 /* Applies the bounds, rates and timeouts of a checked cfg; LISTEN and
  * the TLS files need a restart (said once in the log). NULL imd: the
  * role is off, and switching it on needs a restart. 0. */
 int imd_reload(struct imd *imd, struct cfg *cfg);
-/* Closes every connection; relays in flight end unheard. NULL is
- * allowed. */
+/* Closes every connection, then the queue (what it took is written);
+ * relays in flight end unheard. NULL is allowed. */
 void imd_free(struct imd *imd);
 
 /* One intermediary of the federation this one knows of. */

@@ -156,7 +156,10 @@ imd_cfg_read(struct cfg *cfg, struct imd_cfg *ret)
 int
 imd_config_check(struct cfg *cfg)
 {
+	struct rqueue_cfg qc;
 	struct imd_cfg c;
 
-	return imd_cfg_read(cfg, &c);
+	if (imd_cfg_read(cfg, &c) < 0 || rqueue_cfg_parse(cfg, &qc) < 0)
+		return -EINVAL;
+	return 0;
 }

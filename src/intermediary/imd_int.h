@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <sys/queue.h>
 
+#include "dht/dht.h"
 #include "intermediary/auth.h"
 #include "intermediary/httpd.h"
+#include "intermediary/rqueue.h"
 #include "lib/ratelimit.h"
 
 #define IMD_CLIENTS_MAX  65536 /* clients whose rate and quota are kept */
@@ -52,6 +54,7 @@ struct imd_counters {
 	uint64_t *in_flight_waits; /* uploads paused at MAX_IN_FLIGHT */
 	uint64_t *blocks_fetched;  /* blocks sent to clients */
 	uint64_t *blocks_missing;  /* asked and not found, or timed out */
+	uint64_t *results_lost;    /* relay results the queue refused at once */
 };
 
 /* What the intermediary keeps of one client key. */
@@ -69,7 +72,7 @@ struct imd_fetch;
 
 /* What a request's data (httpd_req_data) is: the first member of struct
  * imd_upload and struct imd_fetch. */
-enum imd_job { IMD_JOB_UPLOAD = 1, IMD_JOB_FETCH };
+enum imd_job { IMD_JOB_UPLOAD = 1, IMD_JOB_FETCH, IMD_JOB_RECEIPTS };
 
 struct imd {
 	struct event_base *base;
@@ -81,6 +84,8 @@ struct imd {
 	struct imd_cfg cfg;
 	struct imd_counters c;
 	struct httpd *http;
+	struct rqueue *queue;        /* the clients' receipts */
+	struct rqueue_cfg queue_cfg; /* what it was opened with */
 	struct nonces *nonces;
 	struct map *clients; /* key -> struct imd_client */
 	TAILQ_HEAD(, imd_client) client_lru;
@@ -127,6 +132,14 @@ void imd_fetch_body(struct imd *imd, struct httpd_req *req,
 void imd_fetch_one(struct imd *imd, struct httpd_req *req, const char *key);
 void imd_fetch_drain(struct imd *imd, struct httpd_req *req);
 void imd_fetch_done(struct imd *imd, struct httpd_req *req);
+/* imd_receipts.c: GET /v1/receipts of an authenticated client. */
+void imd_receipts_start(struct imd *imd, struct httpd_req *req,
+    const uint8_t client[AUTH_KEY_LEN]);
+void imd_receipts_done(struct imd *imd, struct httpd_req *req);
+/* Queues the end of a relay and its receipts for client. */
+void imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
+    const struct dhtkey *key, const uint8_t put_hash[32],
+    const struct dht_result *r);
 /* imd_peers.c: GET /v1/intermediaries. */
 void imd_peers_reply(struct imd *imd, struct httpd_req *req);
 

@@ -42,6 +42,8 @@ struct imd_upload {
 struct imd_relay {
 	struct imd *imd; /* NULL once the intermediary is gone */
 	uint8_t client[AUTH_KEY_LEN];
+	struct dhtkey key;
+	uint8_t put_hash[DHTMSG_HASH_LEN];
 	size_t len;
 	TAILQ_ENTRY(imd_relay) link;
 };
@@ -89,6 +91,7 @@ imd_relay_done(void *cls, const struct dht_result *r)
 			(*imd->c.relays_stored)++;
 		else
 			(*imd->c.relays_failed)++;
+		imd_receipts_push(imd, rl->client, &rl->key, rl->put_hash, r);
 		if (!TAILQ_EMPTY(&imd->waiting))
 			event_active(imd->wake, EV_TIMEOUT, 0);
 	}
@@ -126,6 +129,8 @@ imd_upload_relay(struct imd_upload *u, const struct dhtkey *key,
 	}
 	rl->imd = imd;
 	memcpy(rl->client, u->client, AUTH_KEY_LEN);
+	rl->key = *key;
+	dhtmsg_put_hash(key, put, rl->put_hash);
 	rl->len = put->block_len;
 	TAILQ_INSERT_TAIL(&imd->relays, rl, link);
 	imd->in_flight += rl->len;

@@ -424,6 +424,111 @@ START_TEST(test_upload_streamed)
 }
 END_TEST
 
+/* Checks one receipt entry of a GET /v1/receipts answer (at p): the
+ * storing peer's signature over key, storer_pk, expiry and put_hash, for
+ * a put_hash imd_sign printed (in lines). */
+static void
+check_receipt(const char *p, const char *lines)
+{
+	char k[64], hh[64], pk[64], sg[128], want[160];
+	uint8_t m[21 + 32 + 32 + 8 + 32], sig[64];
+	unsigned long long cur, expiry;
+
+	ck_assert_int_eq(sscanf(p,
+	                     "{\"cursor\": %llu, \"type\": \"receipt\", "
+	                     "\"key\": \"%63[0-9A-Z]\", \"put_hash\": "
+	                     "\"%63[0-9A-Z]\", \"storer\": \"%63[0-9A-Z]\", "
+	                     "\"expiry\": %llu, \"sig\": \"%127[0-9A-Z]\"}",
+	                     &cur, k, hh, pk, &expiry, sg),
+	    6);
+	(void)snprintf(want, sizeof(want), "%s %s\n", k, hh);
+	ck_assert_ptr_nonnull(strstr(lines, want));
+	memcpy(m, "ferry dht receipt v1", 21);
+	ck_assert_int_eq(base32_decode(k, strlen(k), m + 21, 32), 0);
+	ck_assert_int_eq(base32_decode(pk, strlen(pk), m + 53, 32), 0);
+	wire_put64(m + 85, expiry);
+	ck_assert_int_eq(base32_decode(hh, strlen(hh), m + 93, 32), 0);
+	ck_assert_int_eq(base32_decode(sg, strlen(sg), sig, 64), 0);
+	ck_assert_int_eq(crypto_sign_verify_detached(sig, m, sizeof(m), m + 53),
+	    0);
+}
+
+static unsigned
+count(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Three blocks uploaded: their nine receipts, each signed by its storing
+ * peer for the client's own put_hash, and three ends, taken with a
+ * cursor; acknowledged, they are not sent again; a long poll with
+ * nothing queued waits and answers empty; a cursor never given is 400. */
+START_TEST(test_receipts)
+{
+	char file[600], recs[600], target[128], *lines;
+	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed"), t0;
+	unsigned long long cur = 0;
+	struct harness_output o;
+	struct answer a;
+	const char *p;
+
+	random_file("three", 3 * 2000, file, sizeof(file));
+	(void)snprintf(recs, sizeof(recs), "%s/three.rec", dir);
+	o = sh("%s put %s/receiver 2000 %s %s", TOOL, dir, file, recs);
+	ck_assert_int_eq(o.status, 0);
+	lines = strdup(o.out);
+	harness_output_free(&o);
+	a = request("receiver", NULL, "POST", "/v1/blocks", recs, NULL);
+	check_upload(&a, lines, 3, NULL);
+	answer_free(&a);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
+	    15000));
+	a = request("receiver", NULL, "GET", "/v1/receipts?after=0&max=1000",
+	    NULL, NULL);
+	ck_assert_msg(a.status == 200, "%d %s", a.status, a.body);
+	ck_assert_uint_eq(count(a.body, "\"type\": \"receipt\""), 9);
+	ck_assert_uint_eq(count(a.body, "\"type\": \"done\""), 3);
+	ck_assert_uint_eq(count(a.body, "\"status\": \"ok\", \"receipts\": 3"),
+	    3);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"more\": false"));
+	for (p = strstr(strstr(a.body, "\"entries\""), "{\"cursor\": ");
+	     p != NULL; p = strstr(p + 1, "{\"cursor\": "))
+		if (strncmp(strstr(p, "\"type\""), "\"type\": \"receipt\"",
+		        17) == 0)
+			check_receipt(p, lines);
+	ck_assert_int_eq(sscanf(a.body, "{\"cursor\": %llu", &cur), 1);
+	ck_assert_uint_ge(cur, 12);
+	answer_free(&a);
+	/* max=5 answers five and says more wait. */
+	a = request("receiver", NULL, "GET", "/v1/receipts?max=5", NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_uint_eq(count(a.body, "{\"cursor\": "), 6);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"more\": true"));
+	answer_free(&a);
+	/* Acknowledged: nothing more, after a wait of 1 s. */
+	(void)snprintf(target, sizeof(target), "/v1/receipts?after=%llu&wait=1",
+	    cur);
+	t0 = harness_now_ms();
+	a = request("receiver", NULL, "GET", target, NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"entries\": []"));
+	ck_assert_uint_ge(harness_now_ms() - t0, 900);
+	answer_free(&a);
+	(void)snprintf(target, sizeof(target), "/v1/receipts?after=%llu",
+	    cur + 100);
+	a = request("receiver", NULL, "GET", target, NULL, NULL);
+	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
+	a = request("receiver", NULL, "GET", "/v1/receipts?wait=61", NULL,
+	    NULL);
+	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
+	free(lines);
+}
+END_TEST
+
 /* Each refusal of the page, counted; an honest client served after. */
 START_TEST(test_refusals)
 {
@@ -628,7 +733,8 @@ START_TEST(test_tls12_refused)
 }
 END_TEST
 
-/* Every intermediary.* counter the daemon reports is in ferryd(8). */
+/* Every intermediary.* counter the daemon reports is in the STATISTICS
+ * of ferry-intermediary(7). */
 START_TEST(test_counters_documented)
 {
 	char path[PATH_MAX], *man, word[96];
@@ -636,7 +742,8 @@ START_TEST(test_counters_documented)
 	struct ferry_stat *st;
 	size_t n, seen = 0;
 
-	(void)snprintf(path, sizeof(path), "%s/man/ferryd.8", FERRY_SOURCE_DIR);
+	(void)snprintf(path, sizeof(path), "%s/man/ferry-intermediary.7",
+	    FERRY_SOURCE_DIR);
 	man = read_file(path, NULL);
 	ck_assert_int_eq(harness_daemon_client(d[0], &c), 0);
 	ck_assert_int_eq(ferry_stats(c, &st, &n), 0);
@@ -649,7 +756,7 @@ START_TEST(test_counters_documented)
 			(void)snprintf(word, sizeof(word), " , %s",
 			    st[i].name + 13);
 		ck_assert_msg(strstr(man, word) != NULL,
-		    "%s is not in ferryd(8)", st[i].name);
+		    "%s is not in ferry-intermediary(7)", st[i].name);
 	}
 	ck_assert_uint_ge(seen, 20);
 	ferry_stats_free(st, n);
@@ -669,6 +776,7 @@ intermediary_suite(void)
 	tcase_add_test(tc, test_list);
 	tcase_add_test(tc, test_upload_get);
 	tcase_add_test(tc, test_upload_streamed);
+	tcase_add_test(tc, test_receipts);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_slowloris);
 	tcase_add_test(tc, test_max_connections);

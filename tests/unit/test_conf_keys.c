@@ -28,6 +28,7 @@
 #include "core/transport.h"
 #include "dht/dhtnode.h"
 #include "storage/xfer.h"
+#include "intermediary/rqueue.h"
 #ifdef FERRY_HAVE_SERVICE
 #include "service/service.h"
 #endif
@@ -258,6 +259,7 @@ test_collect_code(void)
 	test_add_table(core_cfg_keys, "core_cfg_keys");
 	test_add_table(dhtnode_cfg_keys, "dhtnode_cfg_keys");
 	test_add_table(xfer_cfg_keys, "xfer_cfg_keys");
+	test_add_table(rqueue_cfg_keys, "rqueue_cfg_keys");
 #ifdef FERRY_HAVE_SERVICE
 	test_add_table(service_cfg_keys, "service_cfg_keys");
 #endif
