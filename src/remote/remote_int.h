@@ -244,6 +244,17 @@ int remote_request(struct remote *rc, struct remote_req *rq,
 int remote_fail_status(struct remote *rc, const char *what,
     const struct remote_resp *resp);
 
+/* remote_queue.c: one take of the receipt queue at the intermediary in
+ * use: entries past *cursor, waiting up to wait seconds for one, at most
+ * max (0: the page's default); *cursor moves to the page's. The caller
+ * remembers it (remote_dir_set_cursor()) once it has used the entries:
+ * the next take acknowledges them. A cursor the intermediary says it
+ * never gave (400: its queue was lost, or the cursor is another's) is
+ * dropped and the take made again from 0. 0, -EPROTO for a malformed
+ * answer, or another request's error. */
+int remote_take(struct remote *rc, uint64_t *cursor, unsigned wait,
+    unsigned max, struct remote_entry **ret, size_t *ret_n, bool *more);
+
 /* remote_put.c, remote_get.c, remote_queue.c: the commands. */
 
 #endif /* FERRY_REMOTE_REMOTE_INT_H */

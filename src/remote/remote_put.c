@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,35 +447,22 @@ remote_put_await(struct remote_put *p)
 	uint64_t deadline = time_mono_us() + rc->receipt_wait_s * 1000000ull;
 	uint64_t cursor = remote_dir_cursor(rc->dir, rc->imd_str), left;
 	struct remote_entry *list = NULL;
-	char target[128];
 	bool more = true, forged = false;
 	size_t n;
-	int r = 0;
+	int r;
 
 	while (!forged && (more || remote_put_pending(p, false) > 0)) {
 		uint64_t now = time_mono_us();
-		struct remote_req rq = { .method = "GET", .target = target };
-		struct remote_resp resp;
 
 		left = now < deadline ? (deadline - now) / 1000000 : 0;
 		if (left == 0 && !more)
 			break;
-		(void)snprintf(target, sizeof(target),
-		    "/v1/receipts?after=%" PRIu64 "&wait=%u", cursor,
+		/* What is queued already at once; then long polls. */
+		r = remote_take(rc, &cursor,
 		    more ? 0u
 		         : (unsigned)(left < REMOTE_POLL_S ? left
-		                                           : REMOTE_POLL_S));
-		rq.timeout_s = REMOTE_POLL_S + 30;
-		r = remote_request(rc, &rq, &resp);
-		if (r == 0 && resp.status != 200)
-			r = remote_fail_status(rc, "GET /v1/receipts", &resp);
-		if (r == 0 &&
-		    remote_json_receipts((const char *)buf_head(&resp.body),
-		        buf_size(&resp.body), &cursor, &more, &list, &n) < 0)
-			r = remote_fail(rc, -EBADMSG,
-			    "%s: GET /v1/receipts: a malformed answer",
-			    rc->url);
-		remote_resp_done(&resp);
+		                                           : REMOTE_POLL_S),
+		    0, &list, &n, &more);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < n; i++)
@@ -484,7 +470,7 @@ remote_put_await(struct remote_put *p)
 				forged = true;
 		free(list);
 		list = NULL;
-		/* What was read is acknowledged by the next request. */
+		/* What was read is acknowledged by the next take. */
 		(void)remote_dir_set_cursor(rc->dir, rc->imd_str, cursor);
 		remote_put_progress(p, false);
 	}
@@ -492,19 +478,18 @@ remote_put_await(struct remote_put *p)
 }
 
 /* The last cursor acknowledged at once, so that the intermediary drops
- * the entries read now rather than keeping them for RECEIPT_KEEP. */
+ * the entries read now rather than keeping them for RECEIPT_KEEP; an
+ * entry this take returns is not acknowledged, and comes again. */
 static void
 remote_put_ack(struct remote_put *p)
 {
-	char target[128];
-	struct remote_req rq = { .method = "GET", .target = target };
-	struct remote_resp resp;
+	uint64_t cursor = remote_dir_cursor(p->rc->dir, p->rc->imd_str);
+	struct remote_entry *list = NULL;
+	bool more;
+	size_t n;
 
-	(void)snprintf(target, sizeof(target),
-	    "/v1/receipts?after=%" PRIu64 "&max=1",
-	    remote_dir_cursor(p->rc->dir, p->rc->imd_str));
-	if (remote_request(p->rc, &rq, &resp) == 0)
-		remote_resp_done(&resp);
+	if (remote_take(p->rc, &cursor, 0, 1, &list, &n, &more) == 0)
+		free(list);
 }
 
 /* One round through cand[i]. 0 when every block has its receipts. */

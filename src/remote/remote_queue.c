@@ -56,11 +56,49 @@ remote_queue_valid(const struct remote_entry *e)
 }
 
 int
+remote_take(struct remote *rc, uint64_t *cursor, unsigned wait, unsigned max,
+    struct remote_entry **ret, size_t *ret_n, bool *more)
+{
+	char target[128];
+	struct remote_req rq = { .method = "GET", .target = target };
+	struct remote_resp resp;
+	int r, n;
+
+	for (int tries = 0;; tries++) {
+		n = snprintf(target, sizeof(target),
+		    "/v1/receipts?after=%" PRIu64 "&wait=%u", *cursor, wait);
+		if (max > 0)
+			(void)snprintf(target + n, sizeof(target) - (size_t)n,
+			    "&max=%u", max);
+		rq.timeout_s = wait + 30;
+		r = remote_request(rc, &rq, &resp);
+		if (r < 0)
+			return r;
+		if (resp.status != 400 || *cursor == 0 || tries > 0)
+			break;
+		remote_say(rc, true,
+		    "%s does not know cursor %" PRIu64
+		    " (its queue was lost?); taking it from the start",
+		    rc->url, *cursor);
+		remote_resp_done(&resp);
+		*cursor = 0;
+		(void)remote_dir_set_cursor(rc->dir, rc->imd_str, 0);
+	}
+	if (resp.status != 200)
+		r = remote_fail_status(rc, "GET /v1/receipts", &resp);
+	else if (remote_json_receipts((const char *)buf_head(&resp.body),
+	             buf_size(&resp.body), cursor, more, ret, ret_n) < 0)
+		r = remote_fail(rc, -EPROTO,
+		    "%s: GET /v1/receipts: a malformed answer", rc->url);
+	remote_resp_done(&resp);
+	return r;
+}
+
+int
 remote_receipts(struct remote *rc, remote_entry_fn *fn, void *cls)
 {
 	struct remote_entry *list = NULL;
 	uint64_t cursor;
-	char target[128];
 	bool more;
 	size_t n = 1;
 	int r;
@@ -70,23 +108,9 @@ remote_receipts(struct remote *rc, remote_entry_fn *fn, void *cls)
 	if (r < 0)
 		return r;
 	cursor = remote_dir_cursor(rc->dir, rc->imd_str);
-	/* Until a request that acknowledges all returns nothing. */
+	/* Until a take that acknowledges all returns nothing. */
 	while (n > 0) {
-		struct remote_req rq = { .method = "GET", .target = target };
-		struct remote_resp resp;
-
-		(void)snprintf(target, sizeof(target),
-		    "/v1/receipts?after=%" PRIu64, cursor);
-		r = remote_request(rc, &rq, &resp);
-		if (r == 0 && resp.status != 200)
-			r = remote_fail_status(rc, "GET /v1/receipts", &resp);
-		if (r == 0 &&
-		    remote_json_receipts((const char *)buf_head(&resp.body),
-		        buf_size(&resp.body), &cursor, &more, &list, &n) < 0)
-			r = remote_fail(rc, -EBADMSG,
-			    "%s: GET /v1/receipts: a malformed answer",
-			    rc->url);
-		remote_resp_done(&resp);
+		r = remote_take(rc, &cursor, 0, 0, &list, &n, &more);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < n; i++)

@@ -9,7 +9,8 @@
  * sharing the client's convergence secret puts the same file under the
  * same URI (one encoding); an unreachable intermediary named first is
  * passed over, not remembered as bad; the receipt queue is left empty;
- * the client's key and secret are 0600 in a 0700 directory.
+ * the client's key and secret are 0600 in a 0700 directory; a cursor the
+ * intermediary never gave is dropped and the queue taken from 0.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -254,6 +255,16 @@ START_TEST(test_known_and_json)
 	ck_assert_msg(strstr(o.out, "{\"event\":\"done\"") != NULL &&
 	        strstr(o.out, "\"size\":300000") != NULL,
 	    "%s", o.out);
+	harness_output_free(&o);
+	/* A cursor the intermediary never gave (its queue lost): said, and
+	 * the queue taken from the start. */
+	(void)snprintf(args, sizeof(args), "%s/cursors", client);
+	o = sh("echo '%s 1000000' > %s", d[0]->id_str, args);
+	harness_output_free(&o);
+	o = remote("receipts");
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.err, "does not know cursor 1000000") != NULL,
+	    "%s", o.err);
 	harness_output_free(&o);
 	/* A URI that is not one: usage, exit 2. */
 	o = remote("get ferry:f1.12.NOTAURI");
