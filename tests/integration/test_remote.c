@@ -5,12 +5,13 @@
  * `ferry remote` with no daemon of its own, as a user runs it. Checked:
  * a file put by the thin client (its URI printed only once every block
  * has its receipts) is got back byte for byte by a full peer with `ferry
- * get` and by the thin client with `ferry remote get`; a full peer
- * sharing the client's convergence secret puts the same file under the
- * same URI (one encoding); an unreachable intermediary named first is
- * passed over, not remembered as bad; the receipt queue is left empty;
- * the client's key and secret are 0600 in a 0700 directory; a cursor the
- * intermediary never gave is dropped and the queue taken from 0.
+ * get` and by the thin client with `ferry remote get`, whose requests
+ * share one connection; a full peer sharing the client's convergence
+ * secret puts the same file under the same URI (one encoding); an
+ * unreachable intermediary named first is passed over, not remembered as
+ * bad; the receipt queue is left empty; the client's key and secret are
+ * 0600 in a 0700 directory; a cursor the intermediary never gave is
+ * dropped and the queue taken from 0.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -181,6 +182,7 @@ START_TEST(test_put_get)
 {
 	char file[600], got[600], uri[256], uri2[256], args[2048], path[700];
 	struct harness_output o;
+	uint64_t conns;
 	struct stat st;
 
 	random_file("one.bin", 1500000, file, sizeof(file));
@@ -204,15 +206,19 @@ START_TEST(test_put_get)
 	ck_assert_msg(o.status == 0, "ferry get: %d %s", o.status, o.err);
 	harness_output_free(&o);
 	same_files(file, got);
-	/* The thin client gets it through the intermediary. */
+	/* The thin client gets it through the intermediary, its requests
+	 * (the list, then a fetch per batch) on one connection. */
 	(void)snprintf(got, sizeof(got), "%s/got-remote.bin", dir);
 	(void)snprintf(args, sizeof(args), "get --intermediary %s -o %s %s",
 	    url, got, uri);
+	conns = mesh_stat(d[0], "intermediary.connections");
 	o = remote(args);
 	ck_assert_msg(o.status == 0, "ferry remote get: %d %s", o.status,
 	    o.err);
 	harness_output_free(&o);
 	same_files(file, got);
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.connections"),
+	    conns + 1);
 	/* One encoding: a full peer with the same secret, the same URI. */
 	ck_assert_int_eq(harness_run_cli(d[3], &o, "put", file, NULL), 0);
 	ck_assert_msg(o.status == 0, "ferry put: %d %s", o.status, o.err);
