@@ -281,7 +281,9 @@ remote_mark_bad(struct remote *rc, const char *why)
 	if (all != NULL &&
 	    asprintf(&line, "%s %" PRIu64 " %s", rc->url, time_real_s(), why) >=
 	        0) {
-		memcpy(all, lines, n * sizeof(*all));
+		/* lines is NULL when there were none: no memcpy. */
+		for (size_t i = 0; i < n; i++)
+			all[i] = lines[i];
 		all[n] = line;
 		(void)remote_dir_write_lines(rc->dir, REMOTE_BAD_FILE, all,
 		    n + 1);

@@ -39,6 +39,9 @@ static struct harness *h;
 static struct harness_daemon *d[N];
 static char dir[512], cert[600], url[64], client[600];
 
+static struct harness_output sh(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
 /* Runs a shell command; its output. */
 static struct harness_output
 sh(const char *fmt, ...)
