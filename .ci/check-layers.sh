@@ -4,12 +4,15 @@
 # Fails if an #include points up or sideways through ferry's layers
 # (DESIGN.md "Layers", STYLE.md section 1):
 #
-#   lib <- core <- dht <- storage <- service <- daemon
+#   lib <- core <- dht <- storage <- service <- intermediary <- daemon
 #
 # A file under src/<layer>/ may include "<lower or same layer>/...".
 # src/libferry and src/cli see only <ferry/...>, "lib/..." and their own
-# directory; so do plugins/*/. include/ferry/ sees only <ferry/...> and
-# the system. "<dir>/<module>_int.h" is private to <dir> (and tests/unit).
+# directory; so do plugins/*/. src/remote, the thin client, sees the
+# storage encoding (lib, core, dht, storage: what ferry_codec builds) and
+# itself; src/cli may include its interface, "remote/remote.h".
+# include/ferry/ sees only <ferry/...> and the system.
+# "<dir>/<module>_int.h" is private to <dir> (and tests/unit).
 # Includes with ".." are refused everywhere. tests/ is exempt.
 #
 # Usage: .ci/check-layers.sh [SOURCE_ROOT]    (default: the repository)
@@ -20,8 +23,8 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-declare -A rank=([lib]=0 [core]=1 [dht]=2 [storage]=3 [service]=4 [daemon]=5)
-ours=" lib core dht storage service daemon libferry cli ferry "
+declare -A rank=([lib]=0 [core]=1 [dht]=2 [storage]=3 [service]=4 [intermediary]=5 [daemon]=6)
+ours=" lib core dht storage service intermediary daemon libferry cli ferry remote "
 violations=0
 
 report() {
@@ -41,6 +44,9 @@ may_include() {
         [ "${rank[$target]}" -le "${rank[$own]}" ] ;;
     client)
         [ "$target" = lib ] || [ "$target" = "$own" ] ;;
+    remote)
+        [ "$target" = remote ] ||
+            { [ -n "${rank[$target]+x}" ] && [ "${rank[$target]}" -le "${rank[storage]}" ]; } ;;
     plugin)
         [ "$target" = lib ] ;;
     esac
@@ -67,8 +73,11 @@ check_file() {
             report "$file" "$num" "public header includes \"$path\"; only <ferry/...> and system headers are allowed"
             continue
         fi
+        if [ "$own" = cli ] && [ "$path" = remote/remote.h ]; then
+            continue
+        fi
         if ! may_include "$kind" "$own" "$first"; then
-            report "$file" "$num" "$own ($kind) must not include \"$path\" (layers: lib <- core <- dht <- storage <- service <- daemon; clients and plugins see <ferry/...> and lib/ only)"
+            report "$file" "$num" "$own ($kind) must not include \"$path\" (layers: lib <- core <- dht <- storage <- service <- intermediary <- daemon; clients and plugins see <ferry/...> and lib/ only)"
             continue
         fi
         if [[ $path == *_int.h ]] && [ "$first" != "$own" ]; then
@@ -87,6 +96,8 @@ while IFS= read -r -d '' file; do
             check_file "$rel" layer "$own"
         elif [ "$own" = libferry ] || [ "$own" = cli ]; then
             check_file "$rel" client "$own"
+        elif [ "$own" = remote ]; then
+            check_file "$rel" remote "$own"
         else
             report "$rel" 1 "src/$own is not a known layer; add it to .ci/check-layers.sh and DESIGN.md first"
         fi

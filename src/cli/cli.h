@@ -145,5 +145,6 @@ int put_main(struct cli *cli, int argc, char **argv);
 int get_main(struct cli *cli, int argc, char **argv);
 int transfers_main(struct cli *cli, int argc, char **argv);
 int cancel_main(struct cli *cli, int argc, char **argv);
+int remote_main(struct cli *cli, int argc, char **argv);
 
 #endif /* FERRY_CLI_CLI_H */

@@ -53,6 +53,16 @@ static const struct cli_cmd ferry_cmds[] = {
 	    "  -o, --output FILE   write it to FILE (through FILE.part, which a\n"
 	    "                      failed run leaves to resume) instead of\n"
 	    "                      standard output\n" },
+	{ "remote", remote_main, "OPERATION [ARG]...",
+	    "Store and fetch files through an HTTPS intermediary, with no daemon here",
+	    "Operations:\n"
+	    "  put FILE [-r N]      seal and store FILE, print its URI once every\n"
+	    "                       block has its receipts\n"
+	    "  get URI [-o FILE]    fetch the file of URI, checked\n"
+	    "  receipts             take this client's queue of receipts\n"
+	    "  intermediaries       list the intermediaries of the federation\n"
+	    "Each takes --intermediary URL (repeatable) and --cacert FILE;\n"
+	    "'ferry remote OPERATION --help' shows its options.\n" },
 	{ "transfers", transfers_main, "",
 	    "List this user's running and resumable transfers", "" },
 	{ "cancel", cancel_main, "ID",

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,76 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/outfile.h"
 #include "cli/progress.h"
-
-/* An unnamed file in $TMPDIR (or /tmp) for the file on its way to
- * standard output. */
-static int
-get_tmpfile(void)
-{
-	const char *dir = getenv("TMPDIR");
-
-	if (dir == NULL || *dir == '\0')
-		dir = "/tmp";
-	return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-}
-
-/* Copies fd from its start to standard output. 0 or -errno. */
-static int
-get_copy_out(int fd)
-{
-	char buf[65536];
-	off_t off = 0;
-	ssize_t n, w;
-
-	for (;;) {
-		n = pread(fd, buf, sizeof(buf), off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		off += n;
-		for (ssize_t done = 0; done < n; done += w) {
-			w = write(STDOUT_FILENO, buf + done,
-			    (size_t)(n - done));
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w < 0)
-				return -errno;
-		}
-	}
-}
-
-/* FILE.part into part. 0 or -ENAMETOOLONG. */
-static int
-get_part_name(const char *file, char *part, size_t size)
-{
-	return (size_t)snprintf(part, size, "%s.part", file) >= size
-	    ? -ENAMETOOLONG
-	    : 0;
-}
-
-/* Renames part to file and syncs the directory. 0 or -errno. */
-static int
-get_finish(const char *part, const char *file)
-{
-	char dir[4096];
-	int fd;
-
-	if (rename(part, file) < 0)
-		return -errno;
-	(void)snprintf(dir, sizeof(dir), "%s", file);
-	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		(void)close(fd);
-	}
-	return 0;
-}
 
 static int
 get_run(struct cli *cli, const char *uri, const char *file)
@@ -103,13 +34,13 @@ get_run(struct cli *cli, const char *uri, const char *file)
 	int fd, r;
 
 	if (file != NULL) {
-		if (get_part_name(file, part, sizeof(part)) < 0)
+		if (outfile_part_name(file, part, sizeof(part)) < 0)
 			return cli_usage_error(cli, "%s: name too long", file);
 		/* Not truncated: a .part left by a failed run resumes. */
 		created = access(part, F_OK) < 0;
 		fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
 	} else {
-		fd = get_tmpfile();
+		fd = outfile_tmp();
 	}
 	if (fd < 0) {
 		fprintf(stderr, "ferry get: %s: %s\n",
@@ -138,7 +69,7 @@ get_run(struct cli *cli, const char *uri, const char *file)
 		return r;
 	}
 	ferry_client_close(fc);
-	r = file != NULL ? get_finish(part, file) : get_copy_out(fd);
+	r = file != NULL ? outfile_finish(part, file) : outfile_copy_out(fd);
 	(void)close(fd);
 	if (r < 0) {
 		fprintf(stderr, "ferry get: %s: %s\n",

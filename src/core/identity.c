@@ -142,15 +142,11 @@ out:
 }
 
 int
-identity_load(const char *state_dir, struct identity **ret)
+identity_load_path(const char *path, struct identity **ret)
 {
-	char path[4096];
 	uint8_t seed[32];
 	int r;
 
-	r = fs_path_join(path, sizeof(path), state_dir, IDENTITY_FILE);
-	if (r < 0)
-		return log_err_errno(r, "state directory %s", state_dir);
 	r = identity_read(path, seed);
 	if (r == -ENOENT) {
 		r = identity_create(path);
@@ -168,6 +164,18 @@ identity_load(const char *state_dir, struct identity **ret)
 out:
 	sodium_memzero(seed, sizeof(seed));
 	return r;
+}
+
+int
+identity_load(const char *state_dir, struct identity **ret)
+{
+	char path[4096];
+	int r;
+
+	r = fs_path_join(path, sizeof(path), state_dir, IDENTITY_FILE);
+	if (r < 0)
+		return log_err_errno(r, "state directory %s", state_dir);
+	return identity_load_path(path, ret);
 }
 
 /* Signing input is prefix || NUL || data: prefixes are NUL-free ASCII,

@@ -26,6 +26,11 @@ struct identity {
  * Refuses a file readable or writable by group or others (-EPERM), a
  * file of the wrong size or format (-EBADMSG). Logs the cause. */
 int identity_load(const char *state_dir, struct identity **ret);
+/* identity_load() of the key file at path: the same format, checks and
+ * creation, for a key kept outside a state directory (the thin client's
+ * in its config directory, src/remote), so that it signs DHT PUTs with
+ * dhtmsg_put_sign() as a daemon does. */
+int identity_load_path(const char *path, struct identity **ret);
 /* Builds an identity from a 32-byte seed (tests and tools). */
 int identity_from_seed(const uint8_t seed[32], struct identity **ret);
 /* Wipes and frees. NULL is allowed. */

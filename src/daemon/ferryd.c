@@ -26,6 +26,8 @@
 #include "daemon/schema.h"
 #include "dht/dhtnode.h"
 #include "daemon/sdnotify.h"
+#include "intermediary/imd.h"
+#include "intermediary/rqueue.h"
 #include "lib/cfg.h"
 #include "lib/dirs.h"
 #include "lib/fsutil.h"
@@ -62,6 +64,7 @@ struct ferryd {
 	struct dhtnode *dht; /* NULL when [dht] ENABLE = no */
 	struct xfer *xfer;   /* NULL without the DHT */
 	struct service *service;
+	struct imd *imd;     /* NULL when [intermediary] LISTEN is unset */
 	struct event *sig_term, *sig_int, *sig_hup;
 	int exit_code;
 };
@@ -80,6 +83,9 @@ static void ferryd_storage_shutdown(struct ferryd *d);
 static int ferryd_service_init(struct ferryd *d);
 static int ferryd_service_reload(struct ferryd *d, struct cfg *cfg);
 static void ferryd_service_shutdown(struct ferryd *d);
+static int ferryd_imd_init(struct ferryd *d);
+static int ferryd_imd_reload(struct ferryd *d, struct cfg *cfg);
+static void ferryd_imd_shutdown(struct ferryd *d);
 
 /*
  * Every subsystem, in the order they start; they stop in reverse. keys
@@ -109,6 +115,8 @@ static const struct subsystem {
 	{ "service", service_cfg_keys, service_config_check,
 	    ferryd_service_init, NULL, ferryd_service_reload,
 	    ferryd_service_shutdown },
+	{ "intermediary", imd_cfg_keys, imd_config_check, ferryd_imd_init,
+	    NULL, ferryd_imd_reload, ferryd_imd_shutdown },
 };
 #define N_SUBSYSTEMS (sizeof(subsystems) / sizeof(subsystems[0]))
 
@@ -185,6 +193,10 @@ ferryd_load_cfg(struct ferryd *d, struct cfg **ret)
 	r = cfg_add_schema(cfg, ferryd_cfg_keys);
 	for (size_t i = 0; i < N_SUBSYSTEMS && r == 0; i++)
 		r = cfg_add_schema(cfg, subsystems[i].keys);
+	/* The intermediary's receipt queue reads its own [intermediary]
+	 * keys. */
+	if (r == 0)
+		r = cfg_add_schema(cfg, rqueue_cfg_keys);
 	if (r < 0 || cfg_add_schema_prefix(cfg, "transport-") < 0) {
 		r = -ENOMEM;
 		goto fail;
@@ -388,6 +400,26 @@ ferryd_service_shutdown(struct ferryd *d)
 {
 	service_free(d->service);
 	d->service = NULL;
+}
+
+static int
+ferryd_imd_init(struct ferryd *d)
+{
+	return imd_new(d->base, d->cfg, d->stats, d->state_dir,
+	    core_ident(d->core), dhtnode_dht(d->dht), &d->imd);
+}
+
+static int
+ferryd_imd_reload(struct ferryd *d, struct cfg *cfg)
+{
+	return imd_reload(d->imd, cfg);
+}
+
+static void
+ferryd_imd_shutdown(struct ferryd *d)
+{
+	imd_free(d->imd);
+	d->imd = NULL;
 }
 
 static void

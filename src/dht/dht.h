@@ -290,6 +290,20 @@ int dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
 int dht_put_quorum(struct dht *d, const struct dhtkey *key, const void *data,
     size_t len, uint64_t expiry, unsigned replication, unsigned quorum,
     dht_done_fn *done, void *cls);
+/* Relays a PUT that another key signed (a thin client's, through the
+ * intermediary, ferry-intermediary(7)): put's origin_pk and sig go out
+ * unchanged, with this node as the requester, and done sees the storing
+ * peers' receipts for that signed request's put_hash as for
+ * dht_put_keyed(); a storing peer charges the block to origin_pk's
+ * ORIGIN_QUOTA, this node too when it is one. put->replication (1 to
+ * DHTMSG_REPL_MAX) is part of what was signed and is used as it is.
+ * put->block is borrowed for the call. -EBADMSG (counted as refused)
+ * when the signature is not origin_pk's over key, replication and
+ * expiry, or key is not the block's hash; -EINVAL for an empty or too
+ * large block, a replication out of range or an expiry past; else as
+ * dht_put(). */
+int dht_put_signed(struct dht *d, const struct dhtkey *key,
+    const struct dhtmsg_put *put, dht_done_fn *done, void *cls);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);

@@ -138,13 +138,34 @@ dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
 	    cls);
 }
 
+/* Starts a PUT of put (signed already) for key: 0 or a negative errno,
+ * done never called then. */
+static int
+dht_put_start(struct dht *d, const struct dhtkey *key,
+    const struct dhtmsg_put *put, unsigned quorum, dht_done_fn *done,
+    void *cls)
+{
+	struct dhtmsg_req req;
+	struct dht_op *op;
+
+	op = dht_op_new(d, FERRY_MSG_DHT_PUT, key, done, cls);
+	if (op == NULL)
+		return -ENOMEM;
+	memset(&req, 0, sizeof(req));
+	req.type = FERRY_MSG_DHT_PUT;
+	req.put = *put;
+	op->replication = put->replication;
+	op->quorum = quorum;
+	dhtmsg_put_hash(key, &req.put, op->put_hash);
+	return dht_op_start(d, op, &req);
+}
+
 int
 dht_put_quorum(struct dht *d, const struct dhtkey *keyp, const void *data,
     size_t len, uint64_t expiry, unsigned replication, unsigned quorum,
     dht_done_fn *done, void *cls)
 {
-	struct dhtmsg_req req;
-	struct dht_op *op;
+	struct dhtmsg_put put;
 	struct dhtkey key = *keyp;
 
 	if (replication == 0)
@@ -155,20 +176,33 @@ dht_put_quorum(struct dht *d, const struct dhtkey *keyp, const void *data,
 	    replication > DHTMSG_REPL_MAX || quorum > replication ||
 	    done == NULL || expiry <= d->env.wall_s(d->env.cls))
 		return -EINVAL;
-	op = dht_op_new(d, FERRY_MSG_DHT_PUT, &key, done, cls);
-	if (op == NULL)
-		return -ENOMEM;
-	memset(&req, 0, sizeof(req));
-	req.type = FERRY_MSG_DHT_PUT;
-	req.put.replication = (uint8_t)replication;
-	req.put.expiry = expiry;
-	req.put.block = data;
-	req.put.block_len = len;
-	dhtmsg_put_sign(d->env.ident, &key, &req.put);
-	op->replication = replication;
-	op->quorum = quorum;
-	dhtmsg_put_hash(&key, &req.put, op->put_hash);
-	return dht_op_start(d, op, &req);
+	memset(&put, 0, sizeof(put));
+	put.replication = (uint8_t)replication;
+	put.expiry = expiry;
+	put.block = data;
+	put.block_len = len;
+	dhtmsg_put_sign(d->env.ident, &key, &put);
+	return dht_put_start(d, &key, &put, quorum, done, cls);
+}
+
+int
+dht_put_signed(struct dht *d, const struct dhtkey *key,
+    const struct dhtmsg_put *put, dht_done_fn *done, void *cls)
+{
+	if (put->block_len == 0 || put->block_len > d->cfg.max_block ||
+	    put->replication == 0 || put->replication > DHTMSG_REPL_MAX ||
+	    done == NULL || put->expiry <= d->env.wall_s(d->env.cls))
+		return -EINVAL;
+	/* Checked here as every storing peer will: a forgery relayed would
+	 * cost the network its routing for nothing, and it would come back
+	 * as a refusal anyway. When this node is one of the storing peers,
+	 * its own store takes it unchecked (dht_put_checked trusts requests
+	 * of ours), so this check is also that one. */
+	if (dhtmsg_put_verify(key, put) < 0) {
+		(*d->c.refused)++;
+		return -EBADMSG;
+	}
+	return dht_put_start(d, key, put, put->replication, done, cls);
 }
 
 int

@@ -28,8 +28,12 @@
 #include "core/transport.h"
 #include "dht/dhtnode.h"
 #include "storage/xfer.h"
+#include "intermediary/rqueue.h"
 #ifdef FERRY_HAVE_SERVICE
 #include "service/service.h"
+#endif
+#ifdef FERRY_HAVE_INTERMEDIARY
+#include "intermediary/imd.h"
 #endif
 #include "unit.h"
 
@@ -255,8 +259,12 @@ test_collect_code(void)
 	test_add_table(core_cfg_keys, "core_cfg_keys");
 	test_add_table(dhtnode_cfg_keys, "dhtnode_cfg_keys");
 	test_add_table(xfer_cfg_keys, "xfer_cfg_keys");
+	test_add_table(rqueue_cfg_keys, "rqueue_cfg_keys");
 #ifdef FERRY_HAVE_SERVICE
 	test_add_table(service_cfg_keys, "service_cfg_keys");
+#endif
+#ifdef FERRY_HAVE_INTERMEDIARY
+	test_add_table(imd_cfg_keys, "imd_cfg_keys");
 #endif
 	while (cfg_next_word(&list, &word, &len)) {
 		ck_assert_uint_lt(len, sizeof(name));

@@ -95,6 +95,31 @@ START_TEST(test_reload_same_identity)
 }
 END_TEST
 
+/* A key file named by path (the thin client's) is the same key as the
+ * one identity_load() finds in its directory, and refused as loosely. */
+START_TEST(test_load_path)
+{
+	struct identity *a = NULL, *b = NULL;
+	char path[512];
+
+	(void)snprintf(path, sizeof(path), "%s/client.key", dir);
+	ck_assert_int_eq(identity_load_path(path, &a), 0);
+	ck_assert_int_eq(identity_load_path(path, &b), 0);
+	ck_assert_mem_eq(a->pk, b->pk, sizeof(a->pk));
+	identity_free(b);
+	b = NULL;
+	ck_assert_int_eq(rename(path, keyfile), 0);
+	ck_assert_int_eq(identity_load(dir, &b), 0);
+	ck_assert_mem_eq(a->pk, b->pk, sizeof(a->pk));
+	identity_free(b);
+	b = NULL;
+	ck_assert_int_eq(chmod(keyfile, 0640), 0);
+	ck_assert_int_eq(identity_load_path(keyfile, &b), -EPERM);
+	ck_assert_ptr_null(b);
+	identity_free(a);
+}
+END_TEST
+
 START_TEST(test_loose_modes_refused)
 {
 	static const mode_t bad[] = { 0644, 0640, 0604, 0660, 0601, 0610,
@@ -378,6 +403,7 @@ test_suite(void)
 	tcase_add_checked_fixture(tc, test_setup, test_teardown);
 	tcase_add_test(tc, test_created_0600);
 	tcase_add_test(tc, test_reload_same_identity);
+	tcase_add_test(tc, test_load_path);
 	tcase_add_test(tc, test_loose_modes_refused);
 	tcase_add_test(tc, test_foreign_owner_refused);
 	tcase_add_test(tc, test_malformed_files);

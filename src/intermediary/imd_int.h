@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The intermediary's state (imd.h), shared by imd*.c. */
+#ifndef FERRY_INTERMEDIARY_IMD_INT_H
+#define FERRY_INTERMEDIARY_IMD_INT_H
+
+#include "intermediary/imd.h"
+
+#include <stdbool.h>
+#include <sys/queue.h>
+
+#include "dht/dht.h"
+#include "intermediary/auth.h"
+#include "intermediary/httpd.h"
+#include "intermediary/rqueue.h"
+#include "lib/ratelimit.h"
+
+#define IMD_CLIENTS_MAX  65536 /* clients whose rate and quota are kept */
+#define IMD_FETCH_KEYS   4096  /* keys in one POST /v1/fetch */
+#define IMD_FETCH_WINDOW 32    /* of them fetched at once */
+#define IMD_QUOTA_HOURS  24    /* CLIENT_QUOTA's window */
+
+struct imd_cfg {
+	char listen[128];
+	char cert[1024];
+	char key[1024];
+	char public_url[256];
+	uint64_t skew_s;        /* CLOCK_SKEW */
+	struct httpd_cfg http;  /* MAX_HEADER_BYTES, MAX_REQUEST_BYTES,
+				  * MAX_CONNECTIONS, REQUEST_TIMEOUT */
+	double client_rate;     /* CLIENT_RATE */
+	uint64_t client_quota;  /* CLIENT_QUOTA, bytes per 24 h; 0: none */
+	uint64_t max_in_flight; /* MAX_IN_FLIGHT, relayed bytes */
+	uint64_t max_nonces;    /* MAX_NONCES */
+};
+
+/* intermediary.* */
+struct imd_counters {
+	struct httpd_counters http;
+	uint64_t *unauthorized;    /* 401 unauthorized */
+	uint64_t *stale;           /* 401 stale */
+	uint64_t *replayed;        /* 401 replayed */
+	uint64_t *rate;            /* 429 */
+	uint64_t *quota;           /* 403 */
+	uint64_t *not_found;       /* 404 of a path */
+	uint64_t *method;          /* 405 */
+	uint64_t *nonces_full;     /* 503: the replay cache is full */
+	uint64_t *uploads;         /* POST /v1/blocks answered 200 */
+	uint64_t *records_relayed; /* PUTs relayed */
+	uint64_t *records_refused; /* records refused alone */
+	uint64_t *bytes_relayed;   /* their blocks' bytes */
+	uint64_t *relays_stored;   /* relays that ended with receipts */
+	uint64_t *relays_failed;   /* relays that ended without */
+	uint64_t *receipts;        /* storing peers' receipts relayed */
+	uint64_t *in_flight_waits; /* uploads paused at MAX_IN_FLIGHT */
+	uint64_t *blocks_fetched;  /* blocks sent to clients */
+	uint64_t *blocks_missing;  /* asked and not found, or timed out */
+	uint64_t *results_lost;    /* relay results the queue refused at once */
+};
+
+/* What the intermediary keeps of one client key. */
+struct imd_client {
+	uint8_t key[AUTH_KEY_LEN];
+	struct ratelimit rl;               /* CLIENT_RATE */
+	uint64_t hour[IMD_QUOTA_HOURS];    /* bytes relayed in that hour */
+	uint64_t hour_no[IMD_QUOTA_HOURS]; /* which hour (s / 3600) */
+	TAILQ_ENTRY(imd_client) link;      /* least recently seen first */
+};
+
+struct imd_upload;
+struct imd_relay;
+struct imd_fetch;
+
+/* What a request's data (httpd_req_data) is: the first member of struct
+ * imd_upload and struct imd_fetch. */
+enum imd_job { IMD_JOB_UPLOAD = 1, IMD_JOB_FETCH, IMD_JOB_RECEIPTS };
+
+struct imd {
+	struct event_base *base;
+	struct stats *stats;
+	struct dht *dht;
+	uint8_t id[AUTH_ID_LEN]; /* this peer's id */
+	char id_str[64];         /* and its base32 */
+	uint64_t start_s;        /* requests signed before are stale */
+	struct imd_cfg cfg;
+	struct imd_counters c;
+	struct httpd *http;
+	struct rqueue *queue;        /* the clients' receipts */
+	struct rqueue_cfg queue_cfg; /* what it was opened with */
+	struct nonces *nonces;
+	struct map *clients; /* key -> struct imd_client */
+	TAILQ_HEAD(, imd_client) client_lru;
+	size_t n_clients;
+	uint64_t in_flight;               /* bytes of relays not ended */
+	TAILQ_HEAD(, imd_upload) waiting; /* paused at MAX_IN_FLIGHT */
+	TAILQ_HEAD(, imd_relay) relays;   /* PUTs the DHT has not ended */
+	TAILQ_HEAD(, imd_fetch) fetches;  /* fetches with GETs out */
+	struct event *wake; /* resumes them outside DHT callbacks */
+	struct imd_peer peers[IMD_PEERS_MAX];
+	size_t n_peers;
+	struct ratelog log; /* refusals, at a bounded rate */
+};
+
+/* imd_cfg.c: reads [intermediary] into ret; logs each problem. 0 or
+ * -EINVAL. */
+int imd_cfg_read(struct cfg *cfg, struct imd_cfg *ret);
+/* imd.c: a refusal logged at a bounded rate. */
+void imd_log_refusal(struct imd *imd, const struct httpd_req *req,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* imd_clients.c */
+struct imd_client *imd_client_get(struct imd *imd,
+    const uint8_t key[AUTH_KEY_LEN]);
+bool imd_client_take(struct imd *imd, struct imd_client *cl);
+bool imd_client_over_quota(struct imd *imd, struct imd_client *cl,
+    uint64_t add);
+void imd_client_charge(struct imd *imd, struct imd_client *cl, uint64_t n);
+void imd_clients_free(struct imd *imd);
+/* imd_upload.c: POST /v1/blocks of an authenticated client. */
+void imd_upload_start(struct imd *imd, struct httpd_req *req,
+    const uint8_t client[AUTH_KEY_LEN]);
+void imd_upload_body(struct imd *imd, struct httpd_req *req,
+    struct evbuffer *body, bool fin);
+void imd_upload_done(struct imd *imd, struct httpd_req *req);
+/* Relays ended: uploads waiting for room go on. */
+void imd_upload_wake(struct imd *imd);
+/* The intermediary goes: relays and fetches still out end unheard. */
+void imd_upload_detach(struct imd *imd);
+void imd_fetch_detach(struct imd *imd);
+/* imd_fetch.c: POST /v1/fetch and GET /v1/blocks/KEY. */
+void imd_fetch_start(struct imd *imd, struct httpd_req *req);
+void imd_fetch_body(struct imd *imd, struct httpd_req *req,
+    struct evbuffer *body, bool fin);
+void imd_fetch_one(struct imd *imd, struct httpd_req *req, const char *key);
+void imd_fetch_drain(struct imd *imd, struct httpd_req *req);
+void imd_fetch_done(struct imd *imd, struct httpd_req *req);
+/* imd_receipts.c: GET /v1/receipts of an authenticated client. */
+void imd_receipts_start(struct imd *imd, struct httpd_req *req,
+    const uint8_t client[AUTH_KEY_LEN]);
+void imd_receipts_done(struct imd *imd, struct httpd_req *req);
+/* Queues the end of a relay and its receipts for client. */
+void imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
+    const struct dhtkey *key, const uint8_t put_hash[32],
+    const struct dht_result *r);
+/* imd_peers.c: GET /v1/intermediaries. */
+void imd_peers_reply(struct imd *imd, struct httpd_req *req);
+
+#endif /* FERRY_INTERMEDIARY_IMD_INT_H */

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The thin client's parts, shared by src/remote and its unit tests: the
+ * config directory, the Authorization header, the PUT records and the
+ * fetched block records on the wire, the JSON bodies, receipt checks, and
+ * the HTTPS exchange. Layouts are in ferry-intermediary(7).
+ */
+#ifndef FERRY_REMOTE_REMOTE_INT_H
+#define FERRY_REMOTE_REMOTE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dht/dhtkey.h"
+#include "dht/dhtmsg.h"
+#include "lib/buf.h"
+#include "remote/remote.h"
+#include "storage/chunk.h"
+
+struct identity;
+struct remote_http;
+
+/* --- remote_dir.c: the config directory ----------------------------- */
+
+#define REMOTE_KEY_FILE    "client.key"         /* identity format */
+#define REMOTE_SECRET_FILE "convergence.key"    /* as the daemon's */
+#define REMOTE_KNOWN_FILE  "intermediaries"     /* URL per line */
+#define REMOTE_BAD_FILE    "bad-intermediaries" /* URL TIME WHY */
+#define REMOTE_CURSOR_FILE "cursors"            /* PEER CURSOR per line */
+
+/* The directory o_dir, or the default under $XDG_CONFIG_HOME or $HOME,
+ * into path; made mode 0700 if missing; refused (-EPERM, why filled) if
+ * not a directory of ours with no group or other bits. */
+int remote_dir_open(const char *o_dir, char *path, size_t size, char *why,
+    size_t why_size);
+/* Lines of dir/name (without their newlines), at most max of them, into
+ * a malloc'd array of malloc'd strings. A missing file is 0 lines. */
+int remote_dir_lines(const char *dir, const char *name, size_t max, char ***ret,
+    size_t *ret_n);
+void remote_dir_lines_free(char **lines, size_t n);
+/* Replaces dir/name with lines (mode 0600, atomically). */
+int remote_dir_write_lines(const char *dir, const char *name,
+    char *const *lines, size_t n);
+/* The cursor remembered for peer (base32), 0 if none. */
+uint64_t remote_dir_cursor(const char *dir, const char *peer);
+int remote_dir_set_cursor(const char *dir, const char *peer, uint64_t c);
+
+/* --- remote_auth.c: the Authorization header ------------------------ */
+
+#define REMOTE_AUTH_PREFIX "ferry intermediary request v1"
+#define REMOTE_NONCE_LEN   16
+#define REMOTE_AUTH_MAX                                                        \
+	(sizeof("Authorization: Ferry ") + 52 + 21 + 26 + 103 + 4)
+
+/* Writes "Authorization: Ferry CLIENT:TIME:NONCE:SIG" into buf (size at
+ * least REMOTE_AUTH_MAX): key's Ed25519 signature over the page's signing
+ * input for intermediary imd (its peer id), method, target (path and
+ * query exactly as sent), time and nonce. 0, -EINVAL (NUL-less parts)
+ * or -ENOSPC. */
+int remote_auth_header(const struct identity *key, const uint8_t imd[32],
+    const char *method, const char *target, uint64_t time,
+    const uint8_t nonce[REMOTE_NONCE_LEN], char *buf, size_t size);
+
+/* --- remote_putrec.c: a signed PUT in POST /v1/blocks ---------------- */
+
+#define REMOTE_PUTREC_VERSION 1
+#define REMOTE_PUTREC_HEAD    78 /* len, version, replication, expiry, sig */
+
+/* The 78 bytes before the block of a PUT record for put (block_len set). */
+void remote_putrec_head(const struct dhtmsg_put *put,
+    uint8_t out[REMOTE_PUTREC_HEAD]);
+/* Reads one record at p (len bytes available): 0 with put filled (its
+ * block pointing into p, origin_pk left as it was) and *used its size;
+ * -EAGAIN if more bytes are needed; -EBADMSG if it breaks the layout. */
+int remote_putrec_decode(const uint8_t *p, size_t len, struct dhtmsg_put *put,
+    size_t *used);
+
+/* --- remote_fetch.c: the record stream of POST /v1/fetch ------------ */
+
+enum remote_fetch_status {
+	REMOTE_FETCH_FOUND = 0,
+	REMOTE_FETCH_NOT_FOUND = 1,
+	REMOTE_FETCH_TIMEOUT = 2,
+	REMOTE_FETCH_BUSY = 3,
+};
+#define REMOTE_FETCH_HEAD 37 /* len, status, key */
+
+/* One record: block is NULL unless status is FOUND; borrowed for the
+ * call. A negative return stops the parser, which returns it. */
+typedef int remote_fetch_fn(void *cls, unsigned status,
+    const struct dhtkey *key, const uint8_t *block, size_t len);
+/* An incremental parser: bytes in any pieces, records out whole. Memory:
+ * one record. */
+struct remote_fetch {
+	uint8_t head[REMOTE_FETCH_HEAD];
+	size_t head_have;
+	uint8_t *block; /* the record's block, being filled */
+	size_t block_len, block_have;
+	remote_fetch_fn *fn;
+	void *cls;
+	unsigned records;
+	int error; /* sticky */
+};
+void remote_fetch_init(struct remote_fetch *f, remote_fetch_fn *fn, void *cls);
+/* Feeds len bytes. 0, -EBADMSG (a len, status or block out of the
+ * page's ranges; sticky), -ENOMEM or fn's error. */
+int remote_fetch_feed(struct remote_fetch *f, const void *data, size_t len);
+/* 0 if the stream ended between records, else -EBADMSG. */
+int remote_fetch_end(const struct remote_fetch *f);
+void remote_fetch_done(struct remote_fetch *f);
+
+/* --- remote_json.c: the JSON bodies --------------------------------- */
+
+/* {"self": ..., "intermediaries": [...]}: self into *self, the others
+ * into a malloc'd array. 0 or -EBADMSG. */
+int remote_json_imds(const char *body, size_t len, struct remote_imd *self,
+    struct remote_imd **ret, size_t *ret_n);
+/* A receipts page: 0 or -EBADMSG. */
+int remote_json_receipts(const char *body, size_t len, uint64_t *cursor,
+    bool *more, struct remote_entry **ret, size_t *ret_n);
+/* One record of POST /v1/blocks's answer. */
+struct remote_relay {
+	uint8_t key[32];
+	uint8_t put_hash[32];
+	char status[16];
+};
+int remote_json_relays(const char *body, size_t len, struct remote_relay **ret,
+    size_t *ret_n);
+/* An error body's token into token (size bytes); "" if it has none. */
+void remote_json_error(const char *body, size_t len, char *token, size_t size);
+
+/* --- remote_receipt.c: what a receipt proves ------------------------ */
+
+/* A block of a put and the storers that signed receipts for it. */
+struct remote_block {
+	struct dhtkey key;
+	uint8_t put_hash[DHTMSG_HASH_LEN]; /* of the PUT signed for it */
+	uint8_t n_storers;
+	struct dhtkey storers[DHTMSG_REPL_MAX]; /* peer ids */
+	bool sent;       /* in the current round's upload */
+	bool relay_done; /* the intermediary said "done" for it */
+};
+
+enum remote_receipt_verdict {
+	REMOTE_RECEIPT_NEW = 0, /* a new storer: counted */
+	REMOTE_RECEIPT_DUP,     /* a storer counted already */
+	REMOTE_RECEIPT_OTHER,   /* another PUT's (another run's): ignored */
+	REMOTE_RECEIPT_FULL,    /* more storers than a PUT can name */
+};
+/*
+ * Checks receipt e for block b and counts its storer. The verdict, or
+ * -EBADMSG for a forgery: a signature that is not the storer's over
+ * key, storer, expiry and put_hash, or a receipt for another key.
+ */
+int remote_receipt_check(struct remote_block *b, const struct remote_entry *e);
+
+/* --- remote_http.c: one HTTPS connection ---------------------------- */
+
+/* What a request sends. */
+struct remote_req {
+	const char *method;       /* "GET" or "POST" */
+	const char *target;       /* "/v1/..." */
+	const char *auth;         /* the Authorization header line or NULL */
+	const char *content_type; /* of the body, NULL without one */
+	const void *body;         /* a body in memory, or */
+	size_t body_len;
+	/* a streamed body: fills up to size bytes, returns how many (0 at
+	 * the end) or < 0 to abort the request */
+	long (*read)(void *cls, void *buf, size_t size);
+	void *read_cls;
+	/* the answer's body streamed (NULL: kept in the answer, up to
+	 * REMOTE_BODY_MAX); < 0 aborts */
+	int (*write)(void *cls, const void *data, size_t len);
+	void *write_cls;
+	unsigned timeout_s; /* 0: the connection's default */
+};
+#define REMOTE_BODY_MAX (16u * 1024 * 1024)
+
+struct remote_resp {
+	long status;                      /* HTTP status, 0 if none came */
+	struct buf body;                  /* unless streamed */
+	char imd[REMOTE_PEER_STRLEN + 1]; /* Ferry-Intermediary, or "" */
+	int64_t date;                     /* Date header, -1 if none */
+	char error[16];                   /* error body's token, or "" */
+};
+
+int remote_http_new(const char *cacert, unsigned timeout_s,
+    struct remote_http **ret);
+void remote_http_free(struct remote_http *h);
+/* Sends rq to base (scheme, host, port) and fills resp (init'd here;
+ * remote_resp_done() it). 0 when an answer came, whatever its status;
+ * -EHOSTUNREACH, -ETIMEDOUT, -ECONNRESET, -EPROTO for transport
+ * failures (why in the connection's error), or the callbacks' errors. */
+int remote_http_do(struct remote_http *h, const char *base,
+    const struct remote_req *rq, struct remote_resp *resp);
+const char *remote_http_error(const struct remote_http *h);
+void remote_resp_done(struct remote_resp *resp);
+
+/* --- remote.c: the client and its intermediaries -------------------- */
+
+#define REMOTE_CAND_MAX 64 /* intermediaries a client tries */
+
+struct remote {
+	char dir[4096];
+	struct identity *key;        /* the client key */
+	struct storage_codec *codec; /* the convergence secret's */
+	struct remote_http *http;
+	unsigned replication;
+	uint64_t lifetime_s;
+	unsigned receipt_wait_s;
+	bool verbose;
+	char *cand[REMOTE_CAND_MAX]; /* URLs to try, in order */
+	size_t n_cand;
+	/* the intermediary in use (remote_use()) */
+	const char *url;
+	uint8_t imd[32]; /* its peer id */
+	char imd_str[REMOTE_PEER_STRLEN + 1];
+	int64_t clock_off; /* its clock minus ours, seconds */
+	char error[512];
+};
+
+/* Says (with --verbose, or always when warn) on stderr. */
+void remote_say(const struct remote *rc, bool warn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Sets rc's error sentence and returns r. */
+int remote_fail(struct remote *rc, int r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Makes cand[i] the intermediary in use: asks it GET /v1/intermediaries
+ * for its peer id and clock, and remembers the others it names. 0, or a
+ * negative errno with the error set. */
+int remote_use(struct remote *rc, size_t i);
+/* Whether url is remembered as bad. */
+bool remote_is_bad(const struct remote *rc, const char *url);
+/* Remembers the intermediary in use as bad, for why. */
+void remote_mark_bad(struct remote *rc, const char *why);
+/* Sends rq, signed for the intermediary in use (rq->auth is set here);
+ * a 401 "stale" corrects the clock offset from the answer's Date and, for
+ * a body that can be sent again (not streamed), signs and sends once
+ * more. As remote_http_do(). */
+int remote_request(struct remote *rc, struct remote_req *rq,
+    struct remote_resp *resp);
+/* A sentence for an answer that is not 200. */
+int remote_fail_status(struct remote *rc, const char *what,
+    const struct remote_resp *resp);
+
+/* remote_queue.c: one take of the receipt queue at the intermediary in
+ * use: entries past *cursor, waiting up to wait seconds for one, at most
+ * max (0: the page's default); *cursor moves to the page's. The caller
+ * remembers it (remote_dir_set_cursor()) once it has used the entries:
+ * the next take acknowledges them. A cursor the intermediary says it
+ * never gave (400: its queue was lost, or the cursor is another's) is
+ * dropped and the take made again from 0. 0, -EPROTO for a malformed
+ * answer, or another request's error. */
+int remote_take(struct remote *rc, uint64_t *cursor, unsigned wait,
+    unsigned max, struct remote_entry **ret, size_t *ret_n, bool *more);
+
+/* remote_put.c, remote_get.c, remote_queue.c: the commands. */
+
+#endif /* FERRY_REMOTE_REMOTE_INT_H */

@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The intermediary (issue 15; ferry-intermediary(7)) on real ferryd
+ * processes: d0 serves the HTTPS API with a certificate the test makes,
+ * d0 to d3 run the DHT, and every request is made by curl, the
+ * command-line tool, signed by tests/tools/imd_sign (written from the
+ * page, not from ferryd's code). Checked: the list of intermediaries;
+ * several blocks uploaded in one request, Content-Length or chunked,
+ * each then got by another daemon from the DHT, by GET /v1/blocks/KEY
+ * and by POST /v1/fetch, byte for byte; an upload far larger than
+ * MAX_IN_FLIGHT read as it comes, with the connection paused while the
+ * DHT catches up; unsigned, wrongly signed, stale, replayed, oversized,
+ * malformed, over-rate and over-quota requests each refused with the
+ * page's status and counted, an honest client served after them; a
+ * client trickling its request cut off at REQUEST_TIMEOUT with 408 while
+ * another is served; MAX_CONNECTIONS answered 503; TLS 1.2 refused.
+ */
+/* ctest: TIMEOUT=300 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <openssl/ssl.h>
+#include <sodium.h>
+
+#include <ferry/client.h>
+
+#include "dhtcheck.h"
+#include "harness.h"
+#include "mesh.h"
+#include "procstat.h"
+#include "lib/base32.h"
+#include "lib/wire.h"
+
+#define N 4
+#define DHT_CFG                                                                \
+	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"               \
+	"PER_NETWORK = 0\n"
+#define TOOL FERRY_TOOL_DIR "/imd_sign"
+
+static struct harness *h;
+static struct harness_daemon *d[N];
+static char dir[512], cert[600], url[64];
+static uint16_t port;
+
+/* Runs a shell command; its output. */
+static struct harness_output
+sh(const char *fmt, ...)
+{
+	struct harness_output o;
+	char cmd[4096];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	va_list ap;
+
+	va_start(ap, fmt);
+	ck_assert_int_lt(vsnprintf(cmd, sizeof(cmd), fmt, ap), sizeof(cmd));
+	va_end(ap);
+	ck_assert_int_eq(harness_run(argv, NULL, 60000, &o), 0);
+	return o;
+}
+
+/* The first line of a command's output, which must succeed. */
+static void
+sh_line(char *buf, size_t size, const char *cmd)
+{
+	struct harness_output o = sh("%s", cmd);
+
+	ck_assert_msg(o.status == 0, "%s: %s", cmd, o.err);
+	(void)snprintf(buf, size, "%.*s", (int)strcspn(o.out, "\n"), o.out);
+	harness_output_free(&o);
+}
+
+static char *
+read_file(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	(void)fclose(f);
+	if (ret_len != NULL)
+		*ret_len = (size_t)n;
+	return buf;
+}
+
+/* A random file of len bytes at dir/name; its path in path. */
+static void
+random_file(const char *name, size_t len, char *path, size_t size)
+{
+	uint8_t *data = malloc(len);
+	FILE *f;
+
+	(void)snprintf(path, size, "%s/%s", dir, name);
+	ck_assert_ptr_nonnull(data);
+	randombytes_buf(data, len);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	free(data);
+}
+
+/* An answer of the intermediary. */
+struct answer {
+	int status;    /* HTTP status, 0 if curl failed */
+	int curl_exit; /* curl's exit status */
+	char *body;
+	size_t body_len;
+	char *headers;
+};
+
+static void
+answer_free(struct answer *a)
+{
+	free(a->body);
+	free(a->headers);
+	memset(a, 0, sizeof(*a));
+}
+
+/*
+ * method target on d0 with curl: signed by the client key file key
+ * (NULL: no Authorization), auth_args given to imd_sign after the
+ * target (TIME [NONCE], or "bad"), body from the file body (NULL: none),
+ * extra curl options.
+ */
+static struct answer
+request(const char *key, const char *auth_args, const char *method,
+    const char *target, const char *body, const char *extra)
+{
+	char auth[1024] = "", data[700] = "", resp[600], hdrs[600];
+	struct harness_output o;
+	struct answer a;
+
+	if (key != NULL)
+		(void)snprintf(auth, sizeof(auth),
+		    "-H \"$(%s auth %s/%s %s %s '%s' %s)\"", TOOL, dir, key,
+		    d[0]->id_str, method, target,
+		    auth_args != NULL ? auth_args : "");
+	if (body != NULL)
+		(void)snprintf(data, sizeof(data), "--data-binary @%s", body);
+	(void)snprintf(resp, sizeof(resp), "%s/resp", dir);
+	(void)snprintf(hdrs, sizeof(hdrs), "%s/hdrs", dir);
+	(void)unlink(resp);
+	(void)unlink(hdrs);
+	o = sh("curl -sS --cacert %s -o %s -D %s -w '%%{http_code}' -X %s %s "
+	       "%s %s '%s%s'",
+	    cert, resp, hdrs, method, auth, data, extra != NULL ? extra : "",
+	    url, target);
+	memset(&a, 0, sizeof(a));
+	a.curl_exit = o.status;
+	a.status = atoi(o.out);
+	harness_output_free(&o);
+	if (access(resp, R_OK) == 0)
+		a.body = read_file(resp, &a.body_len);
+	if (access(hdrs, R_OK) == 0)
+		a.headers = read_file(hdrs, NULL);
+	return a;
+}
+
+/* status with the error token of the page, and the counter bumped. */
+static void
+expect_refusal(struct answer a, int status, const char *token,
+    const char *counter, uint64_t before)
+{
+	char want[64];
+
+	ck_assert_msg(a.status == status, "status %d, not %d: %s", a.status,
+	    status, a.body != NULL ? a.body : "");
+	(void)snprintf(want, sizeof(want), "\"error\": \"%s\"", token);
+	ck_assert_msg(a.body != NULL && strstr(a.body, want) != NULL,
+	    "body %s lacks %s", a.body != NULL ? a.body : "(none)", want);
+	ck_assert_ptr_nonnull(strstr(a.headers, "application/json"));
+	ck_assert_uint_gt(mesh_stat(d[0], counter), before);
+	answer_free(&a);
+}
+
+static void
+setup(void)
+{
+	char cmd[2048], *uri;
+	uint64_t end;
+
+	ck_assert_int_eq(harness_new("imd", &h), 0);
+	(void)snprintf(dir, sizeof(dir), "%s", harness_dir(h));
+	(void)snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
+		ck_assert_int_eq(harness_daemon_transports(d[i], "udp"), 0);
+		ck_assert_int_eq(harness_daemon_config(d[i], "%s", DHT_CFG), 0);
+	}
+	ck_assert_int_eq(harness_free_port_at(d[0]->ip, &port), 0);
+	(void)snprintf(url, sizeof(url), "https://%s:%u", d[0]->ip, port);
+	(void)snprintf(cmd, sizeof(cmd),
+	    "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+	    "-nodes -days 2 -subj /CN=%s -addext subjectAltName=IP:%s "
+	    "-keyout %s/key.pem -out %s 2>&1",
+	    d[0]->ip, d[0]->ip, dir, cert);
+	sh_line(cmd, sizeof(cmd), cmd);
+	ck_assert_int_eq(
+	    harness_daemon_config(d[0],
+	        "[intermediary]\nLISTEN = %s:%u\n"
+	        "CERTIFICATE = %s\nPRIVATE_KEY = %s/key.pem\n"
+	        "REQUEST_TIMEOUT = 2 s\nMAX_REQUEST_BYTES = 8 MiB\n"
+	        "MAX_IN_FLIGHT = 64 KiB\nCLIENT_RATE = 5\n"
+	        "CLIENT_QUOTA = 6 MiB\nMAX_CONNECTIONS = 6\n",
+	        d[0]->ip, port, cert, dir),
+	    0);
+	ck_assert_int_eq(harness_daemon_start_ready(d[0]), 0);
+	uri = mesh_hello(d[0]);
+	for (int i = 1; i < N; i++) {
+		ck_assert_int_eq(harness_daemon_config(d[i],
+		                     "[core]\nBOOTSTRAP = %s\n", uri),
+		    0);
+		ck_assert_int_eq(harness_daemon_start_ready(d[i]), 0);
+	}
+	free(uri);
+	end = harness_now_ms() + 30000;
+	for (int i = 0; i < N; i++)
+		while (dhtcheck_figures(d[i]).entries < N - 1) {
+			if (harness_now_ms() > end) {
+				harness_dump_logs(h);
+				ck_abort_msg("d%d's table is not full", i);
+			}
+			harness_sleep_ms(100);
+		}
+}
+
+static void
+teardown(void)
+{
+	harness_free(h);
+	h = NULL;
+}
+
+START_TEST(test_list)
+{
+	struct answer a =
+	    request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	char want[256];
+
+	ck_assert_int_eq(a.status, 200);
+	(void)snprintf(want, sizeof(want),
+	    "\"self\": {\"peer\": \"%s\", \"url\": \"%s\"}", d[0]->id_str, url);
+	ck_assert_msg(strstr(a.body, want) != NULL, "%s", a.body);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"intermediaries\": []"));
+	(void)snprintf(want, sizeof(want), "Ferry-Intermediary: %s",
+	    d[0]->id_str);
+	ck_assert_ptr_nonnull(strstr(a.headers, want));
+	answer_free(&a);
+	a = request(NULL, NULL, "POST", "/v1/intermediaries", NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(a.headers, "Allow: GET"));
+	expect_refusal(a, 405, "method", "intermediary.method", 0);
+	a = request(NULL, NULL, "GET", "/v2/nothing", NULL, NULL);
+	expect_refusal(a, 404, "not-found", "intermediary.not_found", 0);
+}
+END_TEST
+
+/* The keys and put_hashes imd_sign printed, and the answer's records,
+ * agree; all n relayed. */
+static void
+check_upload(const struct answer *a, const char *lines, unsigned n,
+    char keys[][BASE32_LEN(32) + 1])
+{
+	const char *p = lines;
+	char want[256], k[64], hh[64];
+
+	ck_assert_msg(a->status == 200, "%d %s", a->status, a->body);
+	(void)snprintf(want, sizeof(want), "\"relayed\": %u, \"refused\": 0",
+	    n);
+	ck_assert_msg(strstr(a->body, want) != NULL, "%s", a->body);
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_int_eq(sscanf(p, "%63s %63s", k, hh), 2);
+		(void)snprintf(want, sizeof(want),
+		    "{\"key\": \"%s\", \"put_hash\": \"%s\", \"status\": \"relayed\"}",
+		    k, hh);
+		ck_assert_msg(strstr(a->body, want) != NULL, "%s not in %s",
+		    want, a->body);
+		if (keys != NULL) {
+			ck_assert_uint_eq(strlen(k), BASE32_LEN(32));
+			memcpy(keys[i], k, BASE32_LEN(32) + 1);
+		}
+		p = strchr(p, '\n') + 1;
+	}
+}
+
+/* Several blocks in one request, then every one got back: from d2's DHT
+ * through its client socket, from the intermediary by key and by fetch;
+ * the same again with a chunked body. */
+START_TEST(test_upload_get)
+{
+	char file[600], recs[600], keysf[600], cmd[2048];
+	char keys[6][BASE32_LEN(32) + 1];
+	struct harness_output o;
+	struct ferry_client *c;
+	struct answer a;
+	size_t off = 0;
+	char *data, *lines;
+
+	random_file("five", 5 * 3000, file, sizeof(file));
+	data = read_file(file, NULL);
+	(void)snprintf(recs, sizeof(recs), "%s/five.rec", dir);
+	o = sh("%s put %s/honest 3000 %s %s", TOOL, dir, file, recs);
+	ck_assert_int_eq(o.status, 0);
+	lines = strdup(o.out);
+	ck_assert_ptr_nonnull(lines);
+	a = request("honest", NULL, "POST", "/v1/blocks", recs,
+	    "-H 'Content-Type: application/x-ferry-puts'");
+	check_upload(&a, lines, 5, keys);
+	answer_free(&a);
+	ck_assert_uint_ge(mesh_stat(d[0], "intermediary.records_relayed"), 5);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.relays_stored", 5, 10000));
+	c = dhtcheck_client(d[2]);
+	for (int i = 0; i < 5; i++) {
+		struct ferry_dht_key k;
+		uint8_t *got;
+		size_t n;
+
+		ck_assert_int_eq(base32_decode(keys[i], strlen(keys[i]),
+		                     k.bytes, sizeof(k.bytes)),
+		    0);
+		ck_assert_int_eq(ferry_dht_get(c, &k, &got, &n), 0);
+		ck_assert_uint_eq(n, 3000);
+		ck_assert_int_eq(memcmp(got, data + 3000 * i, 3000), 0);
+		free(got);
+		(void)snprintf(cmd, sizeof(cmd), "/v1/blocks/%s", keys[i]);
+		a = request("honest", NULL, "GET", cmd, NULL, NULL);
+		ck_assert_int_eq(a.status, 200);
+		ck_assert_uint_eq(a.body_len, 3000);
+		ck_assert_int_eq(memcmp(a.body, data + 3000 * i, 3000), 0);
+		answer_free(&a);
+	}
+	ferry_client_close(c);
+	/* A key nobody holds comes back not found, in the stream. */
+	memset(keys[5], 'A', BASE32_LEN(32));
+	keys[5][BASE32_LEN(32) - 1] = '0';
+	keys[5][BASE32_LEN(32)] = '\0';
+	(void)snprintf(keysf, sizeof(keysf), "%s/keys", dir);
+	harness_output_free(&o);
+	o = sh("%s keys %s %s %s %s %s %s %s", TOOL, keysf, keys[0], keys[1],
+	    keys[2], keys[3], keys[4], keys[5]);
+	ck_assert_int_eq(o.status, 0);
+	a = request("honest", NULL, "POST", "/v1/fetch", keysf,
+	    "-H 'Content-Type: application/x-ferry-keys'");
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_ptr_nonnull(strstr(a.headers, "chunked"));
+	for (int seen = 0; seen < 6; seen++) {
+		const uint8_t *r = (const uint8_t *)a.body + off;
+		uint32_t rl;
+		char k[BASE32_LEN(32) + 1];
+		int i;
+
+		ck_assert_uint_ge(a.body_len - off, 37);
+		rl = wire_get32(r);
+		base32_encode(r + 5, 32, k);
+		for (i = 0; i < 6 && strcmp(k, keys[i]) != 0; i++)
+			;
+		ck_assert_int_lt(i, 6);
+		if (i == 5) {
+			/* not found, or the DHT's timeout */
+			ck_assert(r[4] == 1 || r[4] == 2);
+			ck_assert_uint_eq(rl, 33);
+		} else {
+			ck_assert_int_eq(r[4], 0);
+			ck_assert_uint_eq(rl, 33 + 3000);
+			ck_assert_int_eq(memcmp(r + 37, data + 3000 * i, 3000),
+			    0);
+		}
+		off += 4 + rl;
+	}
+	ck_assert_uint_eq(off, a.body_len);
+	answer_free(&a);
+	/* The same upload chunked (a PUT again renews). */
+	a = request("honest", NULL, "POST", "/v1/blocks", recs,
+	    "-H 'Transfer-Encoding: chunked'");
+	check_upload(&a, lines, 5, NULL);
+	answer_free(&a);
+	harness_output_free(&o);
+	free(lines);
+	free(data);
+}
+END_TEST
+
+/* 4 MiB in 256 records against a MAX_IN_FLIGHT of 64 KiB: the body is
+ * read as the DHT ends relays, and the connection waits between. */
+START_TEST(test_upload_streamed)
+{
+	char file[600], recs[600];
+	struct harness_output o;
+	unsigned long hwm0, hwm1;
+	struct answer a;
+	uint64_t waits = mesh_stat(d[0], "intermediary.in_flight_waits");
+
+	random_file("big", 4 << 20, file, sizeof(file));
+	(void)snprintf(recs, sizeof(recs), "%s/big.rec", dir);
+	o = sh("%s put %s/streamer 16384 %s %s", TOOL, dir, file, recs);
+	ck_assert_int_eq(o.status, 0);
+	hwm0 = procstat_kib(d[0]->pid, "VmHWM");
+	a = request("streamer", NULL, "POST", "/v1/blocks", recs, NULL);
+	hwm1 = procstat_kib(d[0]->pid, "VmHWM");
+	check_upload(&a, o.out, 256, NULL);
+	answer_free(&a);
+	harness_output_free(&o);
+	ck_assert_uint_gt(mesh_stat(d[0], "intermediary.in_flight_waits"),
+	    waits);
+	fprintf(stderr,
+	    "test_upload_streamed: 4 MiB upload, ferryd's peak RSS %lu -> %lu KiB\n",
+	    hwm0, hwm1);
+}
+END_TEST
+
+/* Checks one receipt entry of a GET /v1/receipts answer (at p): the
+ * storing peer's signature over key, storer_pk, expiry and put_hash, for
+ * a put_hash imd_sign printed (in lines). */
+static void
+check_receipt(const char *p, const char *lines)
+{
+	char k[64], hh[64], pk[64], sg[128], want[160];
+	uint8_t m[21 + 32 + 32 + 8 + 32], sig[64];
+	unsigned long long cur, expiry;
+
+	ck_assert_int_eq(sscanf(p,
+	                     "{\"cursor\": %llu, \"type\": \"receipt\", "
+	                     "\"key\": \"%63[0-9A-Z]\", \"put_hash\": "
+	                     "\"%63[0-9A-Z]\", \"storer\": \"%63[0-9A-Z]\", "
+	                     "\"expiry\": %llu, \"sig\": \"%127[0-9A-Z]\"}",
+	                     &cur, k, hh, pk, &expiry, sg),
+	    6);
+	(void)snprintf(want, sizeof(want), "%s %s\n", k, hh);
+	ck_assert_ptr_nonnull(strstr(lines, want));
+	memcpy(m, "ferry dht receipt v1", 21);
+	ck_assert_int_eq(base32_decode(k, strlen(k), m + 21, 32), 0);
+	ck_assert_int_eq(base32_decode(pk, strlen(pk), m + 53, 32), 0);
+	wire_put64(m + 85, expiry);
+	ck_assert_int_eq(base32_decode(hh, strlen(hh), m + 93, 32), 0);
+	ck_assert_int_eq(base32_decode(sg, strlen(sg), sig, 64), 0);
+	ck_assert_int_eq(crypto_sign_verify_detached(sig, m, sizeof(m), m + 53),
+	    0);
+}
+
+static unsigned
+count(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Three blocks uploaded: their nine receipts, each signed by its storing
+ * peer for the client's own put_hash, and three ends, taken with a
+ * cursor; acknowledged, they are not sent again; a long poll with
+ * nothing queued waits and answers empty; a cursor never given is 400. */
+START_TEST(test_receipts)
+{
+	char file[600], recs[600], target[128], *lines;
+	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed"), t0;
+	unsigned long long cur = 0;
+	struct harness_output o;
+	struct answer a;
+	const char *p;
+
+	random_file("three", 3 * 2000, file, sizeof(file));
+	(void)snprintf(recs, sizeof(recs), "%s/three.rec", dir);
+	o = sh("%s put %s/receiver 2000 %s %s", TOOL, dir, file, recs);
+	ck_assert_int_eq(o.status, 0);
+	lines = strdup(o.out);
+	harness_output_free(&o);
+	a = request("receiver", NULL, "POST", "/v1/blocks", recs, NULL);
+	check_upload(&a, lines, 3, NULL);
+	answer_free(&a);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
+	    15000));
+	a = request("receiver", NULL, "GET", "/v1/receipts?after=0&max=1000",
+	    NULL, NULL);
+	ck_assert_msg(a.status == 200, "%d %s", a.status, a.body);
+	ck_assert_uint_eq(count(a.body, "\"type\": \"receipt\""), 9);
+	ck_assert_uint_eq(count(a.body, "\"type\": \"done\""), 3);
+	ck_assert_uint_eq(count(a.body, "\"status\": \"ok\", \"receipts\": 3"),
+	    3);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"more\": false"));
+	for (p = strstr(strstr(a.body, "\"entries\""), "{\"cursor\": ");
+	     p != NULL; p = strstr(p + 1, "{\"cursor\": "))
+		if (strncmp(strstr(p, "\"type\""), "\"type\": \"receipt\"",
+		        17) == 0)
+			check_receipt(p, lines);
+	ck_assert_int_eq(sscanf(a.body, "{\"cursor\": %llu", &cur), 1);
+	ck_assert_uint_ge(cur, 12);
+	answer_free(&a);
+	/* max=5 answers five and says more wait. */
+	a = request("receiver", NULL, "GET", "/v1/receipts?max=5", NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_uint_eq(count(a.body, "{\"cursor\": "), 6);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"more\": true"));
+	answer_free(&a);
+	/* Acknowledged: nothing more, after a wait of 1 s. */
+	(void)snprintf(target, sizeof(target), "/v1/receipts?after=%llu&wait=1",
+	    cur);
+	t0 = harness_now_ms();
+	a = request("receiver", NULL, "GET", target, NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"entries\": []"));
+	ck_assert_uint_ge(harness_now_ms() - t0, 900);
+	answer_free(&a);
+	(void)snprintf(target, sizeof(target), "/v1/receipts?after=%llu",
+	    cur + 100);
+	a = request("receiver", NULL, "GET", target, NULL, NULL);
+	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
+	a = request("receiver", NULL, "GET", "/v1/receipts?wait=61", NULL,
+	    NULL);
+	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
+	free(lines);
+}
+END_TEST
+
+/* Each refusal of the page, counted; an honest client served after. */
+START_TEST(test_refusals)
+{
+	char file[600], recs[600], bad[600], nonce[BASE32_LEN(16) + 1];
+	uint8_t nb[16];
+	struct harness_output o;
+	struct answer a;
+	int limited = 0;
+
+	random_file("two", 2 * 1000, file, sizeof(file));
+	(void)snprintf(recs, sizeof(recs), "%s/two.rec", dir);
+	o = sh("%s put %s/tester 1000 %s %s", TOOL, dir, file, recs);
+	ck_assert_int_eq(o.status, 0);
+	harness_output_free(&o);
+	a = request(NULL, NULL, "POST", "/v1/blocks", recs, NULL);
+	expect_refusal(a, 401, "unauthorized", "intermediary.unauthorized", 0);
+	a = request(NULL, NULL, "GET", "/v1/blocks/X", NULL,
+	    "-H 'Authorization: Ferry nonsense'");
+	expect_refusal(a, 401, "unauthorized", "intermediary.unauthorized", 1);
+	a = request("tester", "bad", "POST", "/v1/blocks", recs, NULL);
+	expect_refusal(a, 401, "unauthorized", "intermediary.unauthorized", 2);
+	a = request("tester", "-1000", "POST", "/v1/blocks", recs, NULL);
+	ck_assert_ptr_nonnull(strstr(a.headers, "Date: "));
+	expect_refusal(a, 401, "stale", "intermediary.stale", 0);
+	a = request("tester", "+1000", "POST", "/v1/blocks", recs, NULL);
+	expect_refusal(a, 401, "stale", "intermediary.stale", 1);
+	randombytes_buf(nb, sizeof(nb));
+	base32_encode(nb, sizeof(nb), nonce);
+	{
+		char args[64];
+
+		(void)snprintf(args, sizeof(args), "+0 %s", nonce);
+		a = request("tester", args, "POST", "/v1/blocks", recs, NULL);
+		ck_assert_int_eq(a.status, 200);
+		answer_free(&a);
+		a = request("tester", args, "POST", "/v1/blocks", recs, NULL);
+		expect_refusal(a, 401, "replayed", "intermediary.replayed", 0);
+	}
+	/* Over MAX_REQUEST_BYTES (8 MiB): refused from its Content-Length. */
+	random_file("huge", 9 << 20, bad, sizeof(bad));
+	a = request("tester", NULL, "POST", "/v1/blocks", bad, NULL);
+	expect_refusal(a, 413, "too-large", "intermediary.too_large", 0);
+	/* Not records: a len under 75. */
+	random_file("junk", 100, bad, sizeof(bad));
+	o = sh("printf '\\000\\000\\000\\010' | cat - %s > %s.x", bad, bad);
+	harness_output_free(&o);
+	(void)strcat(bad, ".x");
+	a = request("tester", NULL, "POST", "/v1/blocks", bad, NULL);
+	ck_assert_ptr_nonnull(strstr(a.body, "0 records before it"));
+	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
+	/* A record with a spoiled signature is refused alone. */
+	o = sh("%s put %s/tester 1000 %s %s 3 +3600 1", TOOL, dir, file, recs);
+	harness_output_free(&o);
+	a = request("tester", NULL, "POST", "/v1/blocks", recs, NULL);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 1, \"refused\": 1"));
+	ck_assert_ptr_nonnull(strstr(a.body, "\"status\": \"bad-signature\""));
+	answer_free(&a);
+	ck_assert_uint_ge(mesh_stat(d[0], "intermediary.records_refused"), 1);
+	/* Over CLIENT_RATE (5 a second, bursts of 10). */
+	for (int i = 0; i < 20 && limited == 0; i++) {
+		a = request("tester", NULL, "GET", "/v1/blocks/X", NULL, NULL);
+		if (a.status == 429) {
+			ck_assert_ptr_nonnull(
+			    strstr(a.headers, "Retry-After:"));
+			expect_refusal(a, 429, "rate", "intermediary.rate", 0);
+			limited = 1;
+		} else {
+			expect_refusal(a, 400, "malformed",
+			    "intermediary.malformed", 0);
+		}
+	}
+	ck_assert(limited);
+	/* Over CLIENT_QUOTA (6 MiB a day): the records before it stay. */
+	random_file("seven", 7 << 20, file, sizeof(file));
+	o = sh("%s put %s/hog 1048576 %s %s", TOOL, dir, file, recs);
+	harness_output_free(&o);
+	a = request("hog", NULL, "POST", "/v1/blocks", recs, NULL);
+	ck_assert_ptr_nonnull(strstr(a.body, "the 6 records before it"));
+	expect_refusal(a, 403, "quota", "intermediary.quota", 0);
+	/* After all that, an honest client. */
+	o = sh("%s put %s/later 1000 %s/two %s", TOOL, dir, dir, recs);
+	harness_output_free(&o);
+	a = request("later", NULL, "POST", "/v1/blocks", recs, NULL);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 2, \"refused\": 0"));
+	answer_free(&a);
+}
+END_TEST
+
+/* A TLS connection to the intermediary. */
+static SSL *
+tls_open(SSL_CTX *ctx)
+{
+	struct sockaddr_in sin;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	SSL *ssl;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(harness_sin(d[0]->ip, port, &sin), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ssl = SSL_new(ctx);
+	ck_assert_ptr_nonnull(ssl);
+	ck_assert_int_eq(SSL_set_fd(ssl, fd), 1);
+	ck_assert_int_eq(SSL_connect(ssl), 1);
+	return ssl;
+}
+
+static void
+tls_close(SSL *ssl)
+{
+	int fd = SSL_get_fd(ssl);
+
+	SSL_free(ssl);
+	(void)close(fd);
+}
+
+/* A client that trickles its request a byte every 300 ms is answered 408
+ * at REQUEST_TIMEOUT (2 s) and cut off; another is served meanwhile. */
+START_TEST(test_slowloris)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	const char *head =
+	    "GET /v1/intermediaries HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+	uint64_t slow = mesh_stat(d[0], "intermediary.slow"), t0;
+	char buf[4096];
+	size_t got = 0;
+	struct answer a;
+	SSL *ssl;
+	int n;
+
+	ck_assert_ptr_nonnull(ctx);
+	ssl = tls_open(ctx);
+	t0 = harness_now_ms();
+	ck_assert_int_eq(SSL_write(ssl, head, (int)strlen(head)),
+	    (int)strlen(head));
+	for (int i = 0; i < 20; i++) {
+		struct pollfd p = { SSL_get_fd(ssl), POLLIN, 0 };
+
+		if (poll(&p, 1, 300) > 0)
+			break;
+		if (SSL_write(ssl, "a", 1) != 1)
+			break;
+		if (i == 2) {
+			a = request(NULL, NULL, "GET", "/v1/intermediaries",
+			    NULL, NULL);
+			ck_assert_int_eq(a.status, 200);
+			answer_free(&a);
+		}
+	}
+	while ((n = SSL_read(ssl, buf + got, (int)(sizeof(buf) - 1 - got))) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 408 ", 13) == 0, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "\"error\": \"slow\""));
+	ck_assert_uint_ge(harness_now_ms() - t0, 1800);
+	ck_assert_uint_le(harness_now_ms() - t0, 5000);
+	ck_assert_uint_gt(mesh_stat(d[0], "intermediary.slow"), slow);
+	tls_close(ssl);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
+/* MAX_CONNECTIONS (6) open: the next is told 503 busy; once they close,
+ * requests are served again. */
+START_TEST(test_max_connections)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *open_[6];
+	struct answer a;
+
+	for (int i = 0; i < 6; i++)
+		open_[i] = tls_open(ctx);
+	harness_sleep_ms(100);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(a.headers, "Retry-After:"));
+	expect_refusal(a, 503, "busy", "intermediary.busy", 0);
+	for (int i = 0; i < 6; i++)
+		tls_close(open_[i]);
+	harness_sleep_ms(200);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	answer_free(&a);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
+START_TEST(test_tls12_refused)
+{
+	uint64_t before = mesh_stat(d[0], "intermediary.tls_failed");
+	struct answer a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL,
+	    "--tls-max 1.2");
+
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_int_ne(a.curl_exit, 0);
+	answer_free(&a);
+	ck_assert(
+	    mesh_wait_stat(d[0], "intermediary.tls_failed", before + 1, 5000));
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, "--tlsv1.3");
+	ck_assert_int_eq(a.status, 200);
+	answer_free(&a);
+}
+END_TEST
+
+/* Every intermediary.* counter the daemon reports is in the STATISTICS
+ * of ferry-intermediary(7). */
+START_TEST(test_counters_documented)
+{
+	char path[PATH_MAX], *man, word[96];
+	struct ferry_client *c;
+	struct ferry_stat *st;
+	size_t n, seen = 0;
+
+	(void)snprintf(path, sizeof(path), "%s/man/ferry-intermediary.7",
+	    FERRY_SOURCE_DIR);
+	man = read_file(path, NULL);
+	ck_assert_int_eq(harness_daemon_client(d[0], &c), 0);
+	ck_assert_int_eq(ferry_stats(c, &st, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(st[i].name, "intermediary.", 13) != 0)
+			continue;
+		seen++;
+		(void)snprintf(word, sizeof(word), "Cm %s", st[i].name + 13);
+		if (strstr(man, word) == NULL)
+			(void)snprintf(word, sizeof(word), " , %s",
+			    st[i].name + 13);
+		ck_assert_msg(strstr(man, word) != NULL,
+		    "%s is not in ferry-intermediary(7)", st[i].name);
+	}
+	ck_assert_uint_ge(seen, 20);
+	ferry_stats_free(st, n);
+	ferry_client_close(c);
+	free(man);
+}
+END_TEST
+
+static Suite *
+intermediary_suite(void)
+{
+	Suite *s = suite_create("intermediary");
+	TCase *tc = tcase_create("https");
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_list);
+	tcase_add_test(tc, test_upload_get);
+	tcase_add_test(tc, test_upload_streamed);
+	tcase_add_test(tc, test_receipts);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_slowloris);
+	tcase_add_test(tc, test_max_connections);
+	tcase_add_test(tc, test_tls12_refused);
+	tcase_add_test(tc, test_counters_documented);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(intermediary_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
