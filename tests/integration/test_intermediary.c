@@ -51,6 +51,9 @@ static struct harness_daemon *d[N];
 static char dir[512], cert[600], url[64];
 static uint16_t port;
 
+static struct harness_output sh(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
 /* Runs a shell command; its output. */
 static struct harness_output
 sh(const char *fmt, ...)
@@ -609,6 +612,14 @@ START_TEST(test_refusals)
 	a = request("hog", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_ptr_nonnull(strstr(a.body, "the 6 records before it"));
 	expect_refusal(a, 403, "quota", "intermediary.quota", 0);
+	/* More than 4096 records (refused alone: replication 0) in one
+	 * request. */
+	random_file("many", 4097, file, sizeof(file));
+	o = sh("%s put %s/many 1 %s %s 0 >/dev/null", TOOL, dir, file, recs);
+	harness_output_free(&o);
+	a = request("many", NULL, "POST", "/v1/blocks", recs, NULL);
+	ck_assert_ptr_nonnull(strstr(a.body, "more than 4096 records"));
+	expect_refusal(a, 413, "too-large", "intermediary.too_large", 1);
 	/* After all that, an honest client. */
 	o = sh("%s put %s/later 1000 %s/two %s", TOOL, dir, dir, recs);
 	harness_output_free(&o);
