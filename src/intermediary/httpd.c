@@ -25,13 +25,17 @@
 static void httpd_conn_run(evutil_socket_t fd, short what, void *arg);
 
 /* Arms the connection's timer for its state: REQUEST_TIMEOUT for a head
- * or a body being read, none while the handler has the request. */
+ * or a body being read, and for a last answer to go out (a client that
+ * reads nothing, or never ends its TLS handshake, holds no connection
+ * longer); none while the handler has the request. */
 void
 httpd_conn_arm(struct httpd_conn *c)
 {
 	struct timeval tv;
 
-	if (c->state == HTTPD_WAIT || c->state == HTTPD_CLOSING ||
+	if (c->lingering)
+		return; /* its own, shorter timer */
+	if (c->state == HTTPD_WAIT ||
 	    (c->state == HTTPD_BODY && c->req.paused)) {
 		(void)event_del(c->timer);
 		return;
@@ -357,7 +361,7 @@ httpd_on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (c->lingering) {
+	if (c->lingering || c->state == HTTPD_CLOSING) {
 		httpd_conn_free(c);
 		return;
 	}
