@@ -12,8 +12,9 @@
  * DHT catches up; unsigned, wrongly signed, stale, replayed, oversized,
  * malformed, over-rate and over-quota requests each refused with the
  * page's status and counted, an honest client served after them; a
- * client trickling its request cut off at REQUEST_TIMEOUT with 408 while
- * another is served; MAX_CONNECTIONS answered 503; TLS 1.2 refused.
+ * client trickling its request head, or its body, cut off at
+ * REQUEST_TIMEOUT with 408 while another is served; receipts taken with
+ * a cursor and checked; a reload; MAX_CONNECTIONS answered 503; TLS 1.2 refused.
  */
 /* ctest: TIMEOUT=300 */
 #include <arpa/inet.h>
@@ -704,6 +705,47 @@ START_TEST(test_slowloris)
 }
 END_TEST
 
+/* An authenticated upload whose body trickles (a byte every 300 ms, not
+ * the 1 KiB/s asked over each REQUEST_TIMEOUT) is cut off with 408. */
+START_TEST(test_slow_body)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	uint64_t slow = mesh_stat(d[0], "intermediary.slow"), t0;
+	char cmd[1024], auth[1024], head[2048], buf[4096];
+	size_t got = 0;
+	SSL *ssl;
+	int n;
+
+	(void)snprintf(cmd, sizeof(cmd),
+	    "%s auth %s/trickler %s POST /v1/blocks", TOOL, dir, d[0]->id_str);
+	sh_line(auth, sizeof(auth), cmd);
+	n = snprintf(head, sizeof(head),
+	    "POST /v1/blocks HTTP/1.1\r\n%s\r\nContent-Length: 100000\r\n\r\n",
+	    auth);
+	/* The body starts as a record of 1000 bytes would. */
+	wire_put32(head + n, 74 + 1000);
+	n += 4;
+	ssl = tls_open(ctx);
+	t0 = harness_now_ms();
+	ck_assert_int_eq(SSL_write(ssl, head, n), n);
+	for (int i = 0; i < 30; i++) {
+		struct pollfd p = { SSL_get_fd(ssl), POLLIN, 0 };
+
+		if (poll(&p, 1, 300) > 0 || SSL_write(ssl, "\0", 1) != 1)
+			break;
+	}
+	while ((n = SSL_read(ssl, buf + got, (int)(sizeof(buf) - 1 - got))) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 408 ", 13) == 0, "%s", buf);
+	ck_assert_uint_ge(harness_now_ms() - t0, 1800);
+	ck_assert_uint_le(harness_now_ms() - t0, 5000);
+	ck_assert_uint_gt(mesh_stat(d[0], "intermediary.slow"), slow);
+	tls_close(ssl);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 /* MAX_CONNECTIONS (6) open: the next is told 503 busy; once they close,
  * requests are served again. */
 START_TEST(test_max_connections)
@@ -905,6 +947,7 @@ intermediary_suite(void)
 	tcase_add_test(tc, test_receipts);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_slowloris);
+	tcase_add_test(tc, test_slow_body);
 	tcase_add_test(tc, test_max_connections);
 	tcase_add_test(tc, test_malformed_http);
 	tcase_add_test(tc, test_reload);
