@@ -850,8 +850,7 @@ START_TEST(test_malformed_http)
 		"GET http://x/v1/intermediaries HTTP/1.1\r\n\r\n",
 		"GET /v1/intermediaries HTTP/2.0\r\n\r\n",
 		"GET /v1/intermediaries HTTP/1.1\r\nBad Name: x\r\n\r\n",
-		"GET /v1/intermediaries HTTP/1.1\r\nContent-Length: 1\r\n"
-		"Transfer-Encoding: chunked\r\n\r\n",
+		"GET / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
 		"POST /v1/blocks HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
 	};
 	uint64_t before = mesh_stat(d[0], "intermediary.malformed");
