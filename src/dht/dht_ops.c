@@ -142,8 +142,7 @@ dht_put_keyed(struct dht *d, const struct dhtkey *key, const void *data,
  * done never called then. */
 static int
 dht_put_start(struct dht *d, const struct dhtkey *key,
-    const struct dhtmsg_put *put, unsigned quorum, dht_done_fn *done,
-    void *cls)
+    const struct dhtmsg_put *put, unsigned quorum, dht_done_fn *done, void *cls)
 {
 	struct dhtmsg_req req;
 	struct dht_op *op;

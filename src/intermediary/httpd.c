@@ -25,17 +25,22 @@
 static void httpd_conn_run(evutil_socket_t fd, short what, void *arg);
 
 /* Arms the connection's timer for its state: REQUEST_TIMEOUT for a head
- * or a body being read, none while the handler has the request. */
+ * or a body being read, and for a last answer to go out (a client that
+ * reads nothing, or never ends its TLS handshake, holds no connection
+ * longer); none while the handler has the request. */
 void
 httpd_conn_arm(struct httpd_conn *c)
 {
 	struct timeval tv;
 
-	if (c->state == HTTPD_WAIT || c->state == HTTPD_CLOSING ||
+	if (c->lingering)
+		return; /* its own, shorter timer */
+	if (c->state == HTTPD_WAIT ||
 	    (c->state == HTTPD_BODY && c->req.paused)) {
 		(void)event_del(c->timer);
 		return;
 	}
+	c->window_bytes = c->req.body_bytes;
 	time_us_to_tv(c->srv->cfg.timeout_us, &tv);
 	(void)event_add(c->timer, &tv);
 }
@@ -308,8 +313,6 @@ httpd_on_read(struct bufferevent *bev, void *arg)
 		/* REQUEST_TIMEOUT runs from a request's first byte. */
 		c->got_bytes = true;
 		httpd_conn_arm(c);
-	} else if (c->state == HTTPD_BODY) {
-		httpd_conn_arm(c);
 	}
 	httpd_conn_process(c);
 }
@@ -347,9 +350,9 @@ httpd_on_event(struct bufferevent *bev, short what, void *arg)
 	httpd_conn_free(c);
 }
 
-/* REQUEST_TIMEOUT of a head or a body: 408, or a quiet close of a
- * connection that sent nothing (an idle keep-alive, or a TLS handshake
- * that never ended). */
+/* REQUEST_TIMEOUT of a head, or of a body window that brought less than
+ * HTTPD_BODY_RATE: 408, or a quiet close of a connection that sent
+ * nothing (an idle keep-alive, or a TLS handshake that never ended). */
 static void
 httpd_on_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -357,8 +360,15 @@ httpd_on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (c->lingering) {
+	if (c->lingering || c->state == HTTPD_CLOSING) {
 		httpd_conn_free(c);
+		return;
+	}
+	/* A body that came fast enough over the window: another. */
+	if (c->state == HTTPD_BODY &&
+	    c->req.body_bytes - c->window_bytes >=
+	        (uint64_t)HTTPD_BODY_RATE * c->srv->cfg.timeout_us / 1000000) {
+		httpd_conn_arm(c);
 		return;
 	}
 	if (!c->handshaken || (c->state == HTTPD_HEAD && !c->got_bytes)) {

@@ -19,8 +19,8 @@
  *           from the first byte of the connection or the end of the
  *           previous response: 408 (or a silent close if nothing came)
  *   BODY    the handler took the body: bytes go to on_body as they
- *           come, unless it paused; REQUEST_TIMEOUT without a byte while
- *           not paused: 408
+ *           come, unless it paused; a REQUEST_TIMEOUT while not paused
+ *           that brought less than 1 KiB a second of it: 408
  *   WAIT    the request is read whole (or never will be); the handler
  *           answers when it can; the connection reads nothing more
  *   CLOSING the answer is sent, then the connection closes

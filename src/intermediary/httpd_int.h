@@ -14,6 +14,9 @@
 #define HTTPD_LINE_MAX   1024          /* a chunk-size or trailer line */
 #define HTTPD_REFUSING   16            /* connections at once told 503 */
 #define HTTPD_LINGER_US  1000000u      /* input drained after a last answer */
+/* A body read must come at least this fast, bytes a second, over each
+ * REQUEST_TIMEOUT: a client trickling it holds no connection long. */
+#define HTTPD_BODY_RATE  1024u
 
 enum httpd_state { HTTPD_HEAD, HTTPD_BODY, HTTPD_WAIT, HTTPD_CLOSING };
 enum httpd_body { HTTPD_NO_BODY, HTTPD_LENGTH, HTTPD_CHUNKED };
@@ -59,11 +62,12 @@ struct httpd_conn {
 	struct event *timer; /* REQUEST_TIMEOUT of the state */
 	struct event *kick;  /* runs the connection outside callbacks */
 	enum httpd_state state;
-	bool got_bytes;  /* a byte of the coming request is in */
-	bool handshaken; /* TLS is up */
-	bool refusing;   /* over max_conns: 503, then closed */
-	bool done_owed;  /* on_done to call at the next kick */
-	bool lingering;  /* answered for the last time; draining */
+	bool got_bytes;        /* a byte of the coming request is in */
+	bool handshaken;       /* TLS is up */
+	bool refusing;         /* over max_conns: 503, then closed */
+	bool done_owed;        /* on_done to call at the next kick */
+	bool lingering;        /* answered for the last time; draining */
+	uint64_t window_bytes; /* body bytes when the timer was last armed */
 	char peer[64];
 	char *line; /* cfg.max_head + 1 bytes, for one line */
 	size_t line_size;

@@ -32,7 +32,7 @@ const struct cfg_schema_key imd_cfg_keys[] = {
 	{ "intermediary", "MAX_CONNECTIONS", "256",
 	    "client connections served at once" },
 	{ "intermediary", "REQUEST_TIMEOUT", "10 s",
-	    "time a client has to send a request's head, and the longest pause in its body" },
+	    "time a client has to send a request's head, and over which its body must come at 1 KiB/s" },
 	{ "intermediary", "MAX_IN_FLIGHT", "16 MiB",
 	    "block bytes relayed and not yet answered by the DHT; uploads wait past it" },
 	{ "intermediary", "MAX_NONCES", "262144",

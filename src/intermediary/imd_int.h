@@ -14,10 +14,13 @@
 #include "intermediary/rqueue.h"
 #include "lib/ratelimit.h"
 
-#define IMD_CLIENTS_MAX  65536 /* clients whose rate and quota are kept */
-#define IMD_FETCH_KEYS   4096  /* keys in one POST /v1/fetch */
-#define IMD_FETCH_WINDOW 32    /* of them fetched at once */
-#define IMD_QUOTA_HOURS  24    /* CLIENT_QUOTA's window */
+#define IMD_CLIENTS_MAX    65536 /* clients whose rate and quota are kept */
+#define IMD_FETCH_KEYS     4096  /* keys in one POST /v1/fetch */
+/* Records in one POST /v1/blocks: its answer, held until the body ends,
+ * is about 190 bytes a record. */
+#define IMD_UPLOAD_RECORDS 4096
+#define IMD_FETCH_WINDOW   16 /* of them fetched at once */
+#define IMD_QUOTA_HOURS    24 /* CLIENT_QUOTA's window */
 
 struct imd_cfg {
 	char listen[128];

@@ -207,10 +207,17 @@ imd_upload_pump(struct imd_upload *u)
 		r = putrec_size(head, 4, max_block, &total);
 		if (r == 0 && evbuffer_get_length(u->body) < total)
 			break;
+		if (r == 0 && u->relayed + u->refused == IMD_UPLOAD_RECORDS)
+			r = -E2BIG;
 		if (r == 0)
 			r = putrec_decode(evbuffer_pullup(u->body,
 			                      (ssize_t)total),
 			    total, max_block, &rec);
+		if (r == -E2BIG) {
+			imd_upload_fail(u, 413, "too-large",
+			    "more than 4096 records");
+			return;
+		}
 		if (r < 0) {
 			imd_upload_fail(u, r == -EMSGSIZE ? 413 : 400,
 			    r == -EMSGSIZE ? "too-large" : "malformed",

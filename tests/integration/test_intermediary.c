@@ -12,8 +12,9 @@
  * DHT catches up; unsigned, wrongly signed, stale, replayed, oversized,
  * malformed, over-rate and over-quota requests each refused with the
  * page's status and counted, an honest client served after them; a
- * client trickling its request cut off at REQUEST_TIMEOUT with 408 while
- * another is served; MAX_CONNECTIONS answered 503; TLS 1.2 refused.
+ * client trickling its request head, or its body, cut off at
+ * REQUEST_TIMEOUT with 408 while another is served; receipts taken with
+ * a cursor and checked; a reload; MAX_CONNECTIONS answered 503; TLS 1.2 refused.
  */
 /* ctest: TIMEOUT=300 */
 #include <arpa/inet.h>
@@ -51,12 +52,15 @@ static struct harness_daemon *d[N];
 static char dir[512], cert[600], url[64];
 static uint16_t port;
 
+static struct harness_output sh(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
 /* Runs a shell command; its output. */
 static struct harness_output
 sh(const char *fmt, ...)
 {
 	struct harness_output o;
-	char cmd[4096];
+	static char cmd[32768];
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	va_list ap;
 
@@ -143,10 +147,11 @@ static struct answer
 request(const char *key, const char *auth_args, const char *method,
     const char *target, const char *body, const char *extra)
 {
-	char auth[1024] = "", data[700] = "", resp[600], hdrs[600];
+	static char auth[1024], data[700], resp[600], hdrs[600];
 	struct harness_output o;
 	struct answer a;
 
+	auth[0] = data[0] = '\0';
 	if (key != NULL)
 		(void)snprintf(auth, sizeof(auth),
 		    "-H \"$(%s auth %s/%s %s %s '%s' %s)\"", TOOL, dir, key,
@@ -609,6 +614,14 @@ START_TEST(test_refusals)
 	a = request("hog", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_ptr_nonnull(strstr(a.body, "the 6 records before it"));
 	expect_refusal(a, 403, "quota", "intermediary.quota", 0);
+	/* More than 4096 records (refused alone: replication 0) in one
+	 * request. */
+	random_file("many", 4097, file, sizeof(file));
+	o = sh("%s put %s/many 1 %s %s 0 >/dev/null", TOOL, dir, file, recs);
+	harness_output_free(&o);
+	a = request("many", NULL, "POST", "/v1/blocks", recs, NULL);
+	ck_assert_ptr_nonnull(strstr(a.body, "more than 4096 records"));
+	expect_refusal(a, 413, "too-large", "intermediary.too_large", 1);
 	/* After all that, an honest client. */
 	o = sh("%s put %s/later 1000 %s/two %s", TOOL, dir, dir, recs);
 	harness_output_free(&o);
@@ -692,6 +705,47 @@ START_TEST(test_slowloris)
 }
 END_TEST
 
+/* An authenticated upload whose body trickles (a byte every 300 ms, not
+ * the 1 KiB/s asked over each REQUEST_TIMEOUT) is cut off with 408. */
+START_TEST(test_slow_body)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	uint64_t slow = mesh_stat(d[0], "intermediary.slow"), t0;
+	char cmd[1024], auth[1024], head[2048], buf[4096];
+	size_t got = 0;
+	SSL *ssl;
+	int n;
+
+	(void)snprintf(cmd, sizeof(cmd),
+	    "%s auth %s/trickler %s POST /v1/blocks", TOOL, dir, d[0]->id_str);
+	sh_line(auth, sizeof(auth), cmd);
+	n = snprintf(head, sizeof(head),
+	    "POST /v1/blocks HTTP/1.1\r\n%s\r\nContent-Length: 100000\r\n\r\n",
+	    auth);
+	/* The body starts as a record of 1000 bytes would. */
+	wire_put32(head + n, 74 + 1000);
+	n += 4;
+	ssl = tls_open(ctx);
+	t0 = harness_now_ms();
+	ck_assert_int_eq(SSL_write(ssl, head, n), n);
+	for (int i = 0; i < 30; i++) {
+		struct pollfd p = { SSL_get_fd(ssl), POLLIN, 0 };
+
+		if (poll(&p, 1, 300) > 0 || SSL_write(ssl, "\0", 1) != 1)
+			break;
+	}
+	while ((n = SSL_read(ssl, buf + got, (int)(sizeof(buf) - 1 - got))) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 408 ", 13) == 0, "%s", buf);
+	ck_assert_uint_ge(harness_now_ms() - t0, 1800);
+	ck_assert_uint_le(harness_now_ms() - t0, 5000);
+	ck_assert_uint_gt(mesh_stat(d[0], "intermediary.slow"), slow);
+	tls_close(ssl);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 /* MAX_CONNECTIONS (6) open: the next is told 503 busy; once they close,
  * requests are served again. */
 START_TEST(test_max_connections)
@@ -765,6 +819,119 @@ START_TEST(test_counters_documented)
 }
 END_TEST
 
+/* Sends raw bytes over a TLS connection of its own; what comes back
+ * until the intermediary closes it, in buf. */
+static void
+raw_exchange(const char *req, size_t len, char *buf, size_t size)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	size_t got = 0;
+	SSL *ssl;
+	int n;
+
+	ck_assert_ptr_nonnull(ctx);
+	ssl = tls_open(ctx);
+	ck_assert_int_eq(SSL_write(ssl, req, (int)len), (int)len);
+	while (got < size - 1 &&
+	    (n = SSL_read(ssl, buf + got, (int)(size - 1 - got))) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	tls_close(ssl);
+	SSL_CTX_free(ctx);
+}
+
+/* Heads and bodies that are not HTTP/1.1 as the server reads it: 400
+ * malformed; a head over MAX_HEADER_BYTES: 413; each closes its
+ * connection, and is counted. */
+START_TEST(test_malformed_http)
+{
+	static const char *const bad[] = {
+		"get /v1/intermediaries HTTP/1.1\r\n\r\n",
+		"GET http://x/v1/intermediaries HTTP/1.1\r\n\r\n",
+		"GET /v1/intermediaries HTTP/2.0\r\n\r\n",
+		"GET /v1/intermediaries HTTP/1.1\r\nBad Name: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST /v1/blocks HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+	};
+	uint64_t before = mesh_stat(d[0], "intermediary.malformed");
+	uint64_t large = mesh_stat(d[0], "intermediary.too_large");
+	static char buf[16384], big[12000];
+	struct answer a;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		raw_exchange(bad[i], strlen(bad[i]), buf, sizeof(buf));
+		ck_assert_msg(strncmp(buf, "HTTP/1.1 400 ", 13) == 0, "%s: %s",
+		    bad[i], buf);
+		ck_assert_ptr_nonnull(strstr(buf, "\"error\": \"malformed\""));
+		ck_assert_ptr_nonnull(strstr(buf, "Connection: close"));
+	}
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.malformed"),
+	    before + sizeof(bad) / sizeof(bad[0]));
+	/* A chunked body whose chunk size is not hex, after a valid
+	 * signature: read, then refused. */
+	{
+		char cmd[1024], auth[1024], req[2048];
+		int n;
+
+		(void)snprintf(cmd, sizeof(cmd),
+		    "%s auth %s/chunker %s POST "
+		    "/v1/blocks",
+		    TOOL, dir, d[0]->id_str);
+		sh_line(auth, sizeof(auth), cmd);
+		n = snprintf(req, sizeof(req),
+		    "POST /v1/blocks HTTP/1.1\r\n%s\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\nzz\r\n",
+		    auth);
+		raw_exchange(req, (size_t)n, buf, sizeof(buf));
+		ck_assert_msg(strncmp(buf, "HTTP/1.1 400 ", 13) == 0, "%s",
+		    buf);
+		ck_assert_uint_eq(mesh_stat(d[0], "intermediary.malformed"),
+		    before + sizeof(bad) / sizeof(bad[0]) + 1);
+	}
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	{
+		char hdr[sizeof(big) + 32];
+
+		(void)snprintf(hdr, sizeof(hdr), "-H 'X-Big: %s'", big);
+		a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, hdr);
+		expect_refusal(a, 413, "too-large", "intermediary.too_large",
+		    large);
+	}
+}
+END_TEST
+
+/* A reload applies MAX_CONNECTIONS to connections that come after it. */
+START_TEST(test_reload)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	struct answer a;
+	SSL *s1, *s2;
+
+	ck_assert_int_eq(harness_daemon_config(d[0],
+	                     "[intermediary]\nMAX_CONNECTIONS = 2\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[0]), 0);
+	s1 = tls_open(ctx);
+	s2 = tls_open(ctx);
+	harness_sleep_ms(100);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_int_eq(a.status, 503);
+	answer_free(&a);
+	tls_close(s1);
+	tls_close(s2);
+	ck_assert_int_eq(harness_daemon_config(d[0],
+	                     "[intermediary]\nMAX_CONNECTIONS = 6\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[0]), 0);
+	harness_sleep_ms(200);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	answer_free(&a);
+	SSL_CTX_free(ctx);
+}
+END_TEST
+
 static Suite *
 intermediary_suite(void)
 {
@@ -779,7 +946,10 @@ intermediary_suite(void)
 	tcase_add_test(tc, test_receipts);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_slowloris);
+	tcase_add_test(tc, test_slow_body);
 	tcase_add_test(tc, test_max_connections);
+	tcase_add_test(tc, test_malformed_http);
+	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_tls12_refused);
 	tcase_add_test(tc, test_counters_documented);
 	suite_add_tcase(s, tc);
