@@ -129,6 +129,11 @@ void httpd_reply(struct httpd_req *req, int status, const char *ctype,
  * CODES). */
 void httpd_reply_error(struct httpd_req *req, int status, const char *token,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same with more members in the body: extra is JSON members without
+ * their braces, e.g. "\"relayed\": 3", written as they are. */
+void httpd_reply_error_with(struct httpd_req *req, int status,
+    const char *token, const char *extra, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* A chunked answer: start, then chunks, then the end. */
 void httpd_reply_start(struct httpd_req *req, int status, const char *ctype);
 void httpd_reply_chunk(struct httpd_req *req, const void *data, size_t len);

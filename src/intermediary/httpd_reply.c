@@ -132,31 +132,52 @@ httpd_reply(struct httpd_req *req, int status, const char *ctype,
 
 /* The JSON error body; message is ours, never a client's bytes. */
 static size_t
-httpd_error_body(char *buf, size_t size, const char *token, const char *message)
+httpd_error_body(char *buf, size_t size, const char *token, const char *message,
+    const char *extra)
 {
 	int n = snprintf(buf, size,
-	    "{\"error\": \"%s\", \"message\": \"%s\"}\n", token, message);
+	    "{\"error\": \"%s\", \"message\": \"%s\"%s%s}\n", token, message,
+	    extra != NULL ? ", " : "", extra != NULL ? extra : "");
 
 	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
+static void
+httpd_reply_verror(struct httpd_req *req, int status, const char *token,
+    const char *extra, const char *fmt, va_list ap)
+{
+	char message[256], body[512];
+	size_t n;
+
+	(void)vsnprintf(message, sizeof(message), fmt, ap);
+	/* The messages are ours, but a quote would break the JSON. */
+	for (char *p = message; *p != '\0'; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			*p = '\'';
+	n = httpd_error_body(body, sizeof(body), token, message, extra);
+	httpd_reply(req, status, "application/json", body, n);
 }
 
 void
 httpd_reply_error(struct httpd_req *req, int status, const char *token,
     const char *fmt, ...)
 {
-	char message[256], body[512];
 	va_list ap;
-	size_t n;
 
 	va_start(ap, fmt);
-	(void)vsnprintf(message, sizeof(message), fmt, ap);
+	httpd_reply_verror(req, status, token, NULL, fmt, ap);
 	va_end(ap);
-	/* The messages are ours, but a quote would break the JSON. */
-	for (char *p = message; *p != '\0'; p++)
-		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-			*p = '\'';
-	n = httpd_error_body(body, sizeof(body), token, message);
-	httpd_reply(req, status, "application/json", body, n);
+}
+
+void
+httpd_reply_error_with(struct httpd_req *req, int status, const char *token,
+    const char *extra, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	httpd_reply_verror(req, status, token, extra, fmt, ap);
+	va_end(ap);
 }
 
 void
@@ -182,7 +203,7 @@ httpd_conn_fail(struct httpd_conn *c, int status, const char *token,
 	if (status == 503 || status == 408)
 		(void)httpd_req_add_header(req, "Retry-After", "1");
 	httpd_reply_begin(req);
-	n = httpd_error_body(body, sizeof(body), token, message);
+	n = httpd_error_body(body, sizeof(body), token, message, NULL);
 	(void)snprintf(framing, sizeof(framing), "Content-Length: %zu", n);
 	httpd_head_write(c, out, status, "application/json", framing);
 	(void)evbuffer_add(out, body, n);

@@ -63,6 +63,7 @@ imd_upload_fail(struct imd_upload *u, int status, const char *token,
     const char *why)
 {
 	struct imd *imd = u->imd;
+	char extra[32];
 
 	imd_upload_unwait(u);
 	u->ended = true;
@@ -73,7 +74,8 @@ imd_upload_fail(struct imd_upload *u, int status, const char *token,
 	else
 		(*imd->c.http.malformed)++;
 	imd_log_refusal(imd, u->req, "%s after %u records", why, u->relayed);
-	httpd_reply_error(u->req, status, token,
+	(void)snprintf(extra, sizeof(extra), "\"relayed\": %u", u->relayed);
+	httpd_reply_error_with(u->req, status, token, extra,
 	    "%s; the %u records before it were relayed", why, u->relayed);
 }
 

@@ -583,6 +583,7 @@ START_TEST(test_refusals)
 	(void)strcat(bad, ".x");
 	a = request("tester", NULL, "POST", "/v1/blocks", bad, NULL);
 	ck_assert_ptr_nonnull(strstr(a.body, "0 records before it"));
+	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 0}"));
 	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
 	/* A record with a spoiled signature is refused alone. */
 	o = sh("%s put %s/tester 1000 %s %s 3 +3600 1", TOOL, dir, file, recs);
@@ -613,6 +614,7 @@ START_TEST(test_refusals)
 	harness_output_free(&o);
 	a = request("hog", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_ptr_nonnull(strstr(a.body, "the 6 records before it"));
+	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 6}"));
 	expect_refusal(a, 403, "quota", "intermediary.quota", 0);
 	/* More than 4096 records (refused alone: replication 0) in one
 	 * request. */
