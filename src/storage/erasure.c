@@ -19,9 +19,11 @@
 /*
  * Bytes of each block coded per ISA-L call. A window never crosses the
  * end of a block, so a block's padding is read from a window of zero
- * bytes and no output is written past its length; at 64 KiB the k
- * inputs and m outputs of one call stay in the L2 cache (a 10 + 4 group
- * touches under 1 MiB), and a call's fixed cost is amortised.
+ * bytes and no output is written past its length. The size hardly
+ * matters: with 256 KiB blocks, windows of 16 KiB, 64 KiB and whole
+ * blocks gave rates within the noise of each other (bench_stages -w
+ * erasure); 64 KiB keeps the zero window small and one call's k inputs
+ * and m outputs inside the L2 cache.
  */
 #define ERASURE_WINDOW (64u * 1024)
 /* ISA-L's tables: 32 bytes for each coefficient of the matrix coded. */
