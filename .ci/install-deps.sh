@@ -15,7 +15,7 @@ packages=(
     # build
     build-essential cmake ninja-build pkg-config
     libsodium-dev libevent-dev libssl-dev libcurl4-openssl-dev
-    libsqlite3-dev libxxhash-dev libjson-c-dev
+    libsqlite3-dev libxxhash-dev libjson-c-dev libisal-dev
     # tests, sanitizers, fuzzing, valgrind
     check clang llvm libclang-rt-14-dev valgrind
     # checks: format, man pages, the systemd unit

@@ -7,8 +7,10 @@
  * clock) at chunk sizes from 8 KiB to 4 MiB, median of several runs;
  * PBKDF2's cost per chunk at 1, 10, 100 and 1000 iterations against what
  * hashing and encrypting a chunk cost; and the machine's own pipeline
- * limit (read, storage_seal, write) on one thread and on two. A program,
- * not a test: nothing here asserts a time.
+ * limit (read, storage_seal, write) on one thread and on two; and, for
+ * issue 16, ISA-L's erasure encode and decode rates for groups of sealed
+ * chunks against memcpy and the AEAD in the same run. A program, not a
+ * test: nothing here asserts a time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,11 +28,13 @@
 #include "core/aead.h"
 #include "lib/log.h"
 #include "storage/chunk.h"
+#include "storage/erasure.h"
 #include "stages_bench.h"
 
 static const char sg_usage[] =
     " [-f MB] [-k SIZES] [-i ITERS] [-I N] [-T THREADS] [-a aes|chacha]\n"
-    "       [-w stages,transmit,pbkdf2,pipeline] [-W N] [-d DIR]\n"
+    "       [-w stages,transmit,pbkdf2,pipeline,erasure] [-W N] [-d DIR]\n"
+    "       [-e K+M,...]\n"
     "  -f MB      size of the random file, 10^6 bytes (default 20; -q 4)\n"
     "  -k SIZES   chunk sizes, bytes or with k/m (default 8k,16k,...,4m)\n"
     "  -i ITERS   PBKDF2 iteration counts to cost (default 1,10,100,1000)\n"
@@ -38,10 +42,12 @@ static const char sg_usage[] =
     "             STORAGE_ITERATIONS_DEFAULT)\n"
     "  -T THREADS pipeline thread counts (default 1,2)\n"
     "  -a CIPHER  aes or chacha (default: as the link layer chooses)\n"
-    "  -w WHAT    what to measure (default all four; transmit needs\n"
+    "  -w WHAT    what to measure (default all five; transmit needs\n"
     "             stages, and starts two daemons)\n"
     "  -W N       transmit: blocks in flight (default 8)\n"
-    "  -d DIR     where the files go ($TMPDIR or /tmp)";
+    "  -d DIR     where the files go ($TMPDIR or /tmp)\n"
+    "  -e K+M,... erasure: data + parity blocks of a group (default\n"
+    "             4+4,8+4,10+4,8+8,16+8)";
 
 /* Parses "8k,1m,300" into v (at most max). Number of values, or -1. */
 static int
@@ -73,7 +79,35 @@ sg_what(struct sg_opts *so, const char *arg)
 	so->want_xmit = so->want_stages && strstr(arg, "transmit") != NULL;
 	so->want_pbkdf2 = strstr(arg, "pbkdf2") != NULL;
 	so->want_pipe = strstr(arg, "pipeline") != NULL;
-	return so->want_stages || so->want_pbkdf2 || so->want_pipe ? 0 : -1;
+	so->want_erasure = strstr(arg, "erasure") != NULL;
+	return so->want_stages || so->want_pbkdf2 || so->want_pipe ||
+	        so->want_erasure
+	    ? 0
+	    : -1;
+}
+
+/* Parses "4+4,10+4" into so's erasure shapes. 0 or -1. */
+static int
+sg_ec_list(struct sg_opts *so, const char *arg)
+{
+	char *end;
+
+	so->n_ec = 0;
+	for (const char *p = arg; *p != '\0';) {
+		unsigned long k = strtoul(p, &end, 10), m;
+
+		if (end == p || *end != '+' || so->n_ec == SG_MAX_EC)
+			return -1;
+		p = end + 1;
+		m = strtoul(p, &end, 10);
+		if (end == p || k < 1 || k > ERASURE_K_MAX ||
+		    m > ERASURE_M_MAX || (*end != ',' && *end != '\0'))
+			return -1;
+		so->ec_k[so->n_ec] = (unsigned)k;
+		so->ec_m[so->n_ec++] = (unsigned)m;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return so->n_ec > 0 ? 0 : -1;
 }
 
 static int
@@ -113,6 +147,8 @@ sg_opt(int opt, const char *arg, void *cls)
 	case 'd':
 		so->dir = arg;
 		return 0;
+	case 'e':
+		return sg_ec_list(so, arg);
 	default:
 		return -1;
 	}
@@ -419,9 +455,57 @@ sg_run_pipe(const struct sg_opts *so, const struct sg_file *in,
 	return fclose(csv) == 0 ? 0 : -EIO;
 }
 
+/* ISA-L's encode and decode of groups of sealed chunks of the default
+ * size, against memcpy and the AEAD of the same bytes. */
+static int
+sg_run_erasure(const struct sg_opts *so)
+{
+	static const char *const name[SG_EC_METHODS] = { "encode", "decode",
+		"memcpy", "aead" };
+	size_t block = storage_sealed_len(STORAGE_CHUNK_SIZE_DEFAULT);
+	struct bench_summary sum[SG_EC_METHODS];
+	FILE *csv = bench_csv_open(&so->o, "erasure.csv",
+	    "k,m,block,lost,encode_mb_s,encode_min,encode_max,decode_mb_s,decode_min,decode_max,memcpy_mb_s,memcpy_min,memcpy_max,aead_mb_s,aead_min,aead_max");
+
+	if (csv == NULL)
+		return -EIO;
+	printf(
+	    "\nErasure coding (ISA-L, Reed-Solomon, Cauchy) of groups of sealed %u KiB chunks (%zu bytes a block), MB/s of data a CPU second, median of %u [min-max]; decode with min(k, m) data blocks missing; memcpy and %s of the same data:\n  %-6s",
+	    STORAGE_CHUNK_SIZE_DEFAULT >> 10, block, so->o.reps,
+	    so->aes ? "AES-256-GCM" : "ChaCha20-Poly1305", "k+m");
+	for (unsigned w = 0; w < SG_EC_METHODS; w++)
+		printf("  %-19s", name[w]);
+	printf("\n");
+	for (unsigned i = 0; i < so->n_ec; i++) {
+		unsigned k = so->ec_k[i], m = so->ec_m[i];
+		int r = sg_erasure_point(so, k, m, block, sum);
+		char shape[16];
+
+		if (r < 0) {
+			(void)fclose(csv);
+			return r;
+		}
+		(void)snprintf(shape, sizeof(shape), "%u+%u", k, m);
+		printf("  %-6s", shape);
+		fprintf(csv, "%u,%u,%zu,%u", k, m, block, m < k ? m : k);
+		for (unsigned w = 0; w < SG_EC_METHODS; w++) {
+			printf("  %6.0f [%5.0f-%5.0f]", sum[w].median,
+			    sum[w].min, sum[w].max);
+			fprintf(csv, ",%.1f,%.1f,%.1f", sum[w].median,
+			    sum[w].min, sum[w].max);
+		}
+		printf("\n");
+		fprintf(csv, "\n");
+		(void)fflush(stdout);
+	}
+	return fclose(csv) == 0 ? 0 : -EIO;
+}
+
 static void
 sg_defaults(struct sg_opts *so)
 {
+	static const unsigned ec_k[] = { 4, 8, 10, 8, 16 };
+	static const unsigned ec_m[] = { 4, 4, 4, 8, 8 };
 	static const unsigned sizes[] = { 8 << 10, 16 << 10, 32 << 10, 64 << 10,
 		128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20 };
 	static const unsigned iters[] = { 1, 10, 100, 1000 };
@@ -439,6 +523,10 @@ sg_defaults(struct sg_opts *so)
 	so->aes = aead_aes_fast();
 	so->want_stages = so->want_xmit = true;
 	so->want_pbkdf2 = so->want_pipe = true;
+	so->want_erasure = true;
+	memcpy(so->ec_k, ec_k, sizeof(ec_k));
+	memcpy(so->ec_m, ec_m, sizeof(ec_m));
+	so->n_ec = sizeof(ec_k) / sizeof(ec_k[0]);
 	so->window = 8;
 	so->dir = tmp != NULL && *tmp == '/' ? tmp : "/tmp";
 }
@@ -460,7 +548,7 @@ main(int argc, char **argv)
 		return 1;
 	bench_env_init(); /* the transmit stage's daemons load plugins */
 	sg_defaults(&so);
-	bench_opts_parse(&so.o, argc, argv, "f:k:i:I:T:a:w:W:d:", sg_opt, &so,
+	bench_opts_parse(&so.o, argc, argv, "f:k:i:I:T:a:w:W:d:e:", sg_opt, &so,
 	    sg_usage);
 	if (so.o.quick && so.file_size == 20000000)
 		so.file_size = 4000000;
@@ -478,6 +566,8 @@ main(int argc, char **argv)
 		r = sg_run_pbkdf2(&so, &res);
 	if (r == 0 && so.want_pipe)
 		r = sg_run_pipe(&so, &in, c);
+	if (r == 0 && so.want_erasure)
+		r = sg_run_erasure(&so);
 	if (r < 0)
 		fprintf(stderr, "bench_stages: %s\n", strerror(-r));
 	if (in.fd >= 0) {

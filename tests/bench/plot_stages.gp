@@ -6,7 +6,9 @@
 # daemons, is wall-clock time where the others are CPU time, and absent
 # where a sealed chunk is more than one DHT block); the pipeline's limit
 # in MB/s on one and two threads; PBKDF2's cost per key by iteration
-# count against what hashing and encrypting one chunk cost.
+# count against what hashing and encrypting one chunk cost; and, when
+# erasure.csv is there, ISA-L's erasure encode and decode rates by k + m
+# against memcpy and the AEAD of the same data (issue 16).
 # Usage: gnuplot -e "dir='OUT'" tests/bench/plot_stages.gp -> OUT/stages.png
 
 if (!exists("dir")) dir = "bench-out"
@@ -15,16 +17,19 @@ if (system("test -f " . f . " && echo y") ne "y") {
     print "plot_stages: no " . f
     exit
 }
+ec = dir . "/erasure.csv"
+have_ec = system("test -f " . ec . " && echo y") eq "y"
+panels = have_ec ? 4 : 3
 cairo = strstrt(GPVAL_TERMINALS, "pngcairo") > 0
-if (cairo) { set terminal pngcairo size 1500,520 font ",10" } \
-else { set terminal png size 1500,520 }
+if (cairo) { set terminal pngcairo size 500 * panels,520 font ",10" } \
+else { set terminal png size 500 * panels,520 }
 set output dir . "/stages.png"
 set termoption noenhanced
 set datafile separator ","
 set datafile missing "nan"
 ncol = system("head -n1 " . f . " | awk -F, '{ print NF }'") + 0
 sz(x) = x >= 1048576 ? sprintf("%d MiB", x / 1048576) : sprintf("%d KiB", x / 1024)
-set multiplot layout 1, 3 title "ferry's encoding (bench_stages): seed 001 Fig. 3, pipeline limit, PBKDF2 cost"
+set multiplot layout 1, panels title "ferry's encoding (bench_stages): seed 001 Fig. 3, pipeline limit, PBKDF2 cost, erasure coding"
 
 set title "Time of each stage for the whole file (median; CPU, transmit by the clock)"
 set style data histograms
@@ -68,4 +73,22 @@ plot k using 1:2 with linespoints lw 2 title "key (PBKDF2)", \
      h32 with lines dt 2 title "hash + encrypt, 32 KiB chunk", \
      h256 with lines dt 2 title "hash + encrypt, 256 KiB chunk", \
      h1m with lines dt 2 title "hash + encrypt, 1 MiB chunk"
+
+if (have_ec) {
+    set title "Erasure coding (ISA-L), 256 KiB blocks: MB/s of data"
+    unset logscale
+    set xlabel "k + m"
+    set ylabel "MB/s a CPU second (10^6 bytes)"
+    set xtics auto norotate
+    set yrange [0:*]
+    set key top right font ",9"
+    set style data histograms
+    set style histogram errorbars gap 1 lw 1
+    set style fill solid 0.85 border -1
+    set boxwidth 0.9
+    plot ec skip 1 using 5:6:7:xtic(sprintf("%d+%d", $1, $2)) title "encode", \
+         ec skip 1 using 8:9:10 title "decode (min(k,m) lost)", \
+         ec skip 1 using 11:12:13 title "memcpy", \
+         ec skip 1 using 14:15:16 title "AEAD"
+}
 unset multiplot

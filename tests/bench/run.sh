@@ -19,7 +19,8 @@
 #   -s   which benchmarks to run (default rtt,throughput,latency,store,dht,
 #        stages; store measures the disk of $TMPDIR, or /tmp; dht starts 16
 #        daemons there and takes about 15 minutes; stages, the storage
-#        encoding's stages and pipeline limit, about one minute; xfer,
+#        encoding's stages, pipeline limit and erasure coding rates, about
+#        one minute; xfer,
 #        ferry put and get of 1 GiB on 4 and 16 daemons, about 3 minutes a
 #        repetition, is left out unless named; so is dhtcc, bench_dht_cc,
 #        congestion collapse and cross-load between 16 daemons over

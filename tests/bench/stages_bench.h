@@ -3,8 +3,9 @@
  * Shared by bench_stages.c (options, tables, CSV), stages.c (the time of
  * each stage of seed 001's upload pipeline, and PBKDF2's cost per
  * iteration count), stages_xmit.c (its transmit stage, into the DHT of
- * two daemons) and stages_pipe.c (the whole pipeline, read to write, on
- * one thread and on several). See tests/bench/README.
+ * two daemons), stages_pipe.c (the whole pipeline, read to write, on
+ * one thread and on several) and stages_erasure.c (ISA-L's erasure
+ * coding of groups of blocks, issue 16). See tests/bench/README.
  */
 #ifndef FERRY_BENCH_STAGES_BENCH_H
 #define FERRY_BENCH_STAGES_BENCH_H
@@ -21,6 +22,10 @@
 #define SG_MAX_STAGES      8
 #define SG_XMIT_WINDOW_MAX 64 /* -W: blocks in flight, at most */
 #define SG_XMIT_REPS       3  /* transmit runs per chunk size, at most */
+#define SG_MAX_EC          8  /* -e: k + m shapes */
+/* What the erasure stage measures, in this order: encode, decode (with
+ * min(k, m) data blocks missing), memcpy and AEAD of the same data. */
+#define SG_EC_METHODS      4
 
 struct storage_codec;
 
@@ -36,6 +41,9 @@ struct sg_opts {
 	unsigned n_threads;
 	bool aes; /* -a: AES-256-GCM, else ChaCha */
 	bool want_stages, want_xmit, want_pbkdf2, want_pipe; /* -w */
+	bool want_erasure;                                   /* -w */
+	unsigned ec_k[SG_MAX_EC], ec_m[SG_MAX_EC]; /* -e: k + m shapes */
+	unsigned n_ec;
 	unsigned window; /* -W: transmit's blocks in flight */
 	const char *dir; /* -d: where the files go */
 };
@@ -107,5 +115,11 @@ double sg_pbkdf2_us(unsigned iterations, unsigned min_ms);
  * threads threads, passes times over the file. Negative errno on failure. */
 double sg_pipeline(const struct sg_file *in, const struct storage_codec *c,
     unsigned size, unsigned threads, unsigned passes);
+
+/* The erasure stage for k data and m parity blocks of block bytes each:
+ * MB/s of data (10^6 bytes a CPU second) of each method, so->o.reps
+ * times, into ret. 0 or a negative errno. */
+int sg_erasure_point(const struct sg_opts *so, unsigned k, unsigned m,
+    size_t block, struct bench_summary ret[SG_EC_METHODS]);
 
 #endif /* FERRY_BENCH_STAGES_BENCH_H */
