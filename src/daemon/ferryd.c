@@ -2,7 +2,8 @@
 /*
  * ferryd: reads the configuration, starts the subsystems from one ordered
  * table, runs the event loop and stops them in reverse (STYLE.md section
- * 1; tor's subsystem_list.c). Nothing else lives here.
+ * 1; tor's subsystem_list.c). Nothing else lives here; main() is main.c's,
+ * so that a test build (tests/tools/ferryd_hostile.c) runs this daemon.
  */
 #define LOG_TAG "ferryd"
 
@@ -23,6 +24,7 @@
 #include "core/core.h"
 #include "core/core_cfg.h"
 #include "core/transport.h"
+#include "daemon/ferryd.h"
 #include "daemon/schema.h"
 #include "dht/dhtnode.h"
 #include "daemon/sdnotify.h"
@@ -597,7 +599,7 @@ ferryd_free(struct ferryd *d)
 }
 
 int
-main(int argc, char **argv)
+ferryd_main(int argc, char **argv)
 {
 	enum ferryd_mode mode = FERRYD_RUN;
 	struct ferryd d;

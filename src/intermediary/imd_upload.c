@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "dht/dht.h"
+#include "intermediary/imd_tamper.h"
 #include "intermediary/putrec.h"
 #include "lib/base32.h"
 #include "lib/time.h"
@@ -119,6 +120,8 @@ imd_upload_relay(struct imd_upload *u, const struct dhtkey *key,
 		imd_upload_fail(u, 403, "quota", "over CLIENT_QUOTA");
 		return NULL;
 	}
+	if (!imd_tamper_relay(key, put))
+		return "relayed"; /* a test build's hostile intermediary */
 	rl = calloc(1, sizeof(*rl));
 	if (rl == NULL)
 		return "busy";

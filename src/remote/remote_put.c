@@ -454,7 +454,9 @@ remote_put_await(struct remote_put *p)
 	while (!forged && (more || remote_put_pending(p, false) > 0)) {
 		uint64_t now = time_mono_us();
 
-		left = now < deadline ? (deadline - now) / 1000000 : 0;
+		/* Rounded up: rounded down, the wait ended as much as a
+		 * second before --receipt-timeout. */
+		left = now < deadline ? (deadline - now + 999999) / 1000000 : 0;
 		if (left == 0 && !more)
 			break;
 		/* What is queued already at once; then long polls. */

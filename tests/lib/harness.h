@@ -94,6 +94,8 @@ struct harness_daemon {
 	char **wrap; /* command run with ferryd's command line as its
 	              * arguments (harness_daemon_wrap), n_wrap words */
 	size_t n_wrap;
+	char *program;   /* run in ferryd's place (harness_daemon_program),
+	                  * or NULL */
 	bool fresh_boot; /* its clocks start near 0 (fresh_boot()) */
 };
 
@@ -149,6 +151,10 @@ int harness_daemon_arg(struct harness_daemon *d, const char *arg);
  * harness's SIGTERM goes to it: a prefix that does not pass it on
  * (strace does not) leaves the test to stop ferryd itself. */
 int harness_daemon_wrap(struct harness_daemon *d, const char *word);
+/* From its next start, runs the program at path (copied) in ferryd's
+ * place with ferryd's command line: a test build of the daemon, such as
+ * tests/tools/ferryd_hostile. */
+int harness_daemon_program(struct harness_daemon *d, const char *path);
 /* From its next start, runs d in a time namespace of its own whose
  * monotonic and boot clocks read HARNESS_BOOT_UPTIME_S seconds, as on a
  * machine that has just booted. -EPERM when this machine cannot make one

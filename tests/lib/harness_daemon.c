@@ -104,6 +104,7 @@ harness_daemon_free(struct harness_daemon *d)
 	for (size_t i = 0; i < d->n_wrap; i++)
 		free(d->wrap[i]);
 	free(d->wrap);
+	free(d->program);
 	free(d->extra);
 	free(d);
 }
@@ -212,6 +213,18 @@ harness_daemon_wrap(struct harness_daemon *d, const char *word)
 }
 
 int
+harness_daemon_program(struct harness_daemon *d, const char *path)
+{
+	char *p = strdup(path);
+
+	if (p == NULL)
+		return -ENOMEM;
+	free(d->program);
+	d->program = p;
+	return 0;
+}
+
+int
 harness_daemon_no_config(struct harness_daemon *d, const char *socket)
 {
 	if (strlen(socket) >= sizeof(d->socket))
@@ -301,7 +314,8 @@ harness_daemon_start(struct harness_daemon *d)
 	}
 	for (size_t i = 0; i < d->n_wrap; i++)
 		argv[n++] = d->wrap[i];
-	argv[n++] = (char *)harness_ferryd_path();
+	argv[n++] =
+	    d->program != NULL ? d->program : (char *)harness_ferryd_path();
 	if (d->use_config) {
 		argv[n++] = (char *)"-c";
 		argv[n++] = d->config;
