@@ -142,6 +142,10 @@ httpd_error_body(char *buf, size_t size, const char *token, const char *message,
 	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
 }
 
+static void httpd_reply_verror(struct httpd_req *req, int status,
+    const char *token, const char *extra, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+
 static void
 httpd_reply_verror(struct httpd_req *req, int status, const char *token,
     const char *extra, const char *fmt, va_list ap)

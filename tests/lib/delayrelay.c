@@ -247,6 +247,7 @@ dr_main(void *arg)
 	for (;;) {
 		struct pollfd pfd[2 + 2 * DR_MAX_FLOWS];
 		uint64_t now = dr_now_us(), next = UINT64_MAX;
+		unsigned polled;
 		int timeout = -1;
 		nfds_t n = 0;
 
@@ -280,9 +281,12 @@ dr_main(void *arg)
 		if (pfd[0].revents != 0)
 			return NULL;
 		now = dr_now_us();
+		/* A flow accepted now has no entries in pfd: it waits for the
+		 * next round. */
+		polled = r->n_flows;
 		if (pfd[1].revents & POLLIN)
 			dr_accept(r, now);
-		for (unsigned i = 0; i < r->n_flows;) {
+		for (unsigned i = 0; i < polled;) {
 			struct dr_flow *f = r->flows[i];
 			bool ok = true, done;
 
