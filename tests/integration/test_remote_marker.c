@@ -38,6 +38,7 @@
 #include "harness.h"
 #include "imdnet.h"
 #include "lib/base32.h"
+#include "procstat.h"
 #include "storage/chunk.h"
 #include "storage/filesum.h"
 #include "storage/manifest.h"
@@ -412,7 +413,17 @@ START_TEST(test_marker)
 	needles[0].found[0] = '\0';
 	assert_none("files");
 
-	/* The live daemon's memory; the client's public key is its own. */
+	/* The live daemon's memory; the client's public key is its own.
+	 * Not under ASan: its shadow and allocator regions are terabytes
+	 * of address space, readable and mostly unbacked, and the heap is
+	 * inside them; the gcc build's run of this test scans memory. */
+	if (procstat_asan()) {
+		fprintf(stderr,
+		    "searched %zu files (%zu bytes) for %zu "
+		    "needles; memory not searched under ASan\n",
+		    w.files, w.bytes, n_needles);
+		return;
+	}
 	clear_found();
 	add("the client's public key (the control)", pk, sizeof(pk));
 	read_mem = scan_memory(d[0]->pid);
