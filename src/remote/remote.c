@@ -235,7 +235,10 @@ remote_use(struct remote *rc, size_t i)
 	size_t n = 0;
 	int r;
 
+	if (rc->known && rc->url == rc->cand[i])
+		return 0;
 	rc->url = rc->cand[i];
+	rc->known = false;
 	r = remote_http_do(rc->http, rc->url, &rq, &resp);
 	if (r < 0) {
 		r = remote_fail(rc, r, "%s", remote_http_error(rc->http));
@@ -260,6 +263,7 @@ remote_use(struct remote *rc, size_t i)
 	remote_say(rc, false, "using %s (%.8s), clock offset %" PRId64 " s",
 	    rc->url, rc->imd_str, rc->clock_off);
 	remote_learn(rc, list, n);
+	rc->known = true;
 out:
 	free(list);
 	remote_resp_done(&resp);
