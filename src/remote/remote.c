@@ -182,6 +182,7 @@ remote_free(struct remote *rc)
 {
 	if (rc == NULL)
 		return;
+	remote_ack(rc);
 	for (size_t i = 0; i < rc->n_cand; i++)
 		free(rc->cand[i]);
 	remote_http_free(rc->http);
@@ -237,6 +238,7 @@ remote_use(struct remote *rc, size_t i)
 
 	if (rc->known && rc->url == rc->cand[i])
 		return 0;
+	remote_ack(rc); /* to the one in use until now */
 	rc->url = rc->cand[i];
 	rc->known = false;
 	r = remote_http_do(rc->http, rc->url, &rq, &resp);

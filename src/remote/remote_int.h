@@ -218,6 +218,7 @@ struct remote {
 	uint8_t imd[32]; /* its peer id */
 	char imd_str[REMOTE_PEER_STRLEN + 1];
 	int64_t clock_off; /* its clock minus ours, seconds */
+	bool ack_pending;  /* a put's last receipts taken, not acknowledged */
 	char error[512];
 };
 
@@ -257,6 +258,13 @@ int remote_fail_status(struct remote *rc, const char *what,
  * answer, or another request's error. */
 int remote_take(struct remote *rc, uint64_t *cursor, unsigned wait,
     unsigned max, struct remote_entry **ret, size_t *ret_n, bool *more);
+
+/* Acknowledges the entries a put took last, if not done yet (by a take
+ * since): the intermediary drops them now rather than keeping them for
+ * RECEIPT_KEEP. Called once the put's result is out (by the next request
+ * on the handle, before another intermediary is used, or when the handle
+ * is freed), so that it costs the put no round trip. */
+void remote_ack(struct remote *rc);
 
 /* remote_put.c, remote_get.c, remote_queue.c: the commands. */
 
