@@ -134,19 +134,41 @@ rb_note(struct rb_ctx *x, unsigned ri, enum rb_series sr, unsigned rep, int r,
 	    s.requests, s.conns);
 }
 
+/* The full peer's counters that say where a put's time went. */
+static const char *const rb_peer_counters[] = { "dht.requests_out",
+	"dht.retries", "dht.timeouts", "storage.block_retries",
+	"storage.put_hedges", "core.frames_lost", "core.frag_retx" };
+#define RB_PEER_NCOUNTERS                                                      \
+	(sizeof(rb_peer_counters) / sizeof(rb_peer_counters[0]))
+
 /* ferry put of a new file on the full peer d; the URI's delay. */
 static int
 rb_peer_put(struct rb_ctx *x, struct harness_daemon *d, double *ret_s)
 {
-	char out[2048], *file = rb_file(&x->env);
+	char out[2048], line[512], *file = rb_file(&x->env);
+	struct bench_counters c0 = { NULL, 0 }, c1 = { NULL, 0 };
+	size_t off = 0;
 	int r;
 
 	if (file == NULL)
 		return -ENOMEM;
+	(void)bench_counters_get(d, &c0);
 	r = rb_cli((const char *[]){ "--socket", d->socket, "put", file, NULL },
 	    out, sizeof(out), ret_s);
 	if (r == 0 && strncmp(out, "ferry:", 6) != 0)
 		r = -EBADMSG;
+	if (x->o.verbose && bench_counters_get(d, &c1) == 0) {
+		line[0] = '\0';
+		for (size_t i = 0; i < RB_PEER_NCOUNTERS && off < sizeof(line);
+		     i++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off,
+			    " %s %llu", rb_peer_counters[i],
+			    (unsigned long long)bench_counter_delta(&c0, &c1,
+			        rb_peer_counters[i]));
+		bench_log(&x->o, "full peer's put:%s", line);
+	}
+	bench_counters_free(&c0);
+	bench_counters_free(&c1);
 	(void)unlink(file);
 	free(file);
 	return r;

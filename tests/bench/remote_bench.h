@@ -29,6 +29,7 @@ struct rb_env {
 	char cert[600];              /* the intermediary's certificate */
 	struct sockaddr_in imd_addr; /* where it listens for clients */
 	unsigned files;              /* files made so far */
+	const char *extra;           /* configuration text for every daemon */
 };
 
 /*
@@ -36,7 +37,8 @@ struct rb_env {
  * bootstrapping from it) with extra configuration text for all (may be
  * NULL), waits until every routing table holds every other daemon, then
  * turns their refresh lookups off so that the network is quiet between
- * the puts. 0 or a negative errno (logs dumped).
+ * the puts; extra goes to the full peer too. 0 or a negative errno (logs
+ * dumped).
  */
 int rb_env_start(struct rb_env *e, unsigned n, const char *extra);
 /* Stops everything and removes the directories. */

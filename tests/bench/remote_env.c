@@ -136,6 +136,7 @@ rb_env_start(struct rb_env *e, unsigned n, const char *extra)
 	if (n < 2 || n > RB_DHT_MAX)
 		return -EINVAL;
 	e->n = n;
+	e->extra = extra;
 	r = harness_new("bench-remote", &e->h);
 	if (r < 0)
 		return r;
@@ -187,6 +188,8 @@ rb_peer_start(struct rb_env *e, unsigned rtt_ms, struct harness_daemon **ret)
 	if (r == 0 && rtt_ms > 0)
 		r = harness_daemon_config(d,
 		    "[testing]\nENABLE = yes\nDELAY = %u ms\n", rtt_ms);
+	if (r == 0 && e->extra != NULL)
+		r = harness_daemon_config(d, "%s\n", e->extra);
 	if (r == 0)
 		r = harness_daemon_restart(d);
 	if (r == 0)
