@@ -45,6 +45,7 @@ set ylabel "seconds until the URI, every block's receipts in (log)"
 set logscale y
 set format y "%g"
 set xrange [-10:320]
+set yrange [0.02:100]
 set grid
 set key outside bottom center horizontal maxrows 5 font ",9"
 set title "time from the start to the URI"
