@@ -180,9 +180,11 @@ rb_peer_start(struct rb_env *e, unsigned rtt_ms, struct harness_daemon **ret)
 		*ret = d;
 	}
 	r = harness_daemon_config_clear(d);
+	/* Quiet from the start: a reload would make its link emulation
+	 * anew, dropping what it holds. */
 	if (r == 0)
-		r = harness_daemon_config(d, "%s[core]\nBOOTSTRAP = %s\n",
-		    RB_DHT_CFG, e->hello);
+		r = harness_daemon_config(d, "%s%s[core]\nBOOTSTRAP = %s\n",
+		    RB_DHT_CFG, RB_DHT_QUIET, e->hello);
 	/* The emulation delays what this daemon sends, not what it gets:
 	 * the whole round trip on its side. */
 	if (r == 0 && rtt_ms > 0)
@@ -194,10 +196,6 @@ rb_peer_start(struct rb_env *e, unsigned rtt_ms, struct harness_daemon **ret)
 		r = harness_daemon_restart(d);
 	if (r == 0)
 		r = rb_wait_table(d, e->n);
-	if (r == 0)
-		r = harness_daemon_config(d, "%s", RB_DHT_QUIET);
-	if (r == 0)
-		r = harness_daemon_reload(d);
 	if (r == 0)
 		rb_peer_wait_idle(d, rtt_ms);
 	if (r < 0)
