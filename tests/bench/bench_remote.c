@@ -137,7 +137,8 @@ rb_note(struct rb_ctx *x, unsigned ri, enum rb_series sr, unsigned rep, int r,
 /* The full peer's counters that say where a put's time went. */
 static const char *const rb_peer_counters[] = { "dht.requests_out",
 	"dht.retries", "dht.timeouts", "storage.block_retries",
-	"storage.put_hedges", "core.frames_lost", "core.frag_retx" };
+	"storage.put_hedges", "core.frames_lost", "core.frag_retx",
+	"core.enc_unknown", "core.key_changes" };
 #define RB_PEER_NCOUNTERS                                                      \
 	(sizeof(rb_peer_counters) / sizeof(rb_peer_counters[0]))
 
