@@ -264,8 +264,9 @@ remote_put_main(struct cli *cli, int argc, char **argv)
 		remote_free(rc);
 		return r;
 	}
-	remote_free(rc);
+	/* The URI first: remote_free() then acknowledges the receipts. */
 	progress_result(cli, "done", &res, NULL);
+	remote_free(rc);
 	return CLI_EXIT_OK;
 }
 

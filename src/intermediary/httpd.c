@@ -8,6 +8,8 @@
 #include "intermediary/httpd_int.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -408,6 +410,12 @@ httpd_conn_new(struct httpd *s, evutil_socket_t fd, const struct sockaddr *sa,
 	c->req.rhead = evbuffer_new();
 	c->timer = evtimer_new(s->base, httpd_on_timer, c);
 	c->kick = event_new(s->base, -1, 0, httpd_conn_run, c);
+	/* A response's head, body and TLS records go out as written: with
+	 * Nagle the last small one waited for the ACK of the one before,
+	 * which the client may delay 40 ms (each receipts long-poll paid
+	 * that). */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 },
+	    sizeof(int));
 	ssl = SSL_new(s->ctx);
 	if (ssl != NULL)
 		c->bev = bufferevent_openssl_socket_new(s->base, fd, ssl,

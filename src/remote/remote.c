@@ -182,6 +182,7 @@ remote_free(struct remote *rc)
 {
 	if (rc == NULL)
 		return;
+	remote_ack(rc);
 	for (size_t i = 0; i < rc->n_cand; i++)
 		free(rc->cand[i]);
 	remote_http_free(rc->http);
@@ -235,7 +236,11 @@ remote_use(struct remote *rc, size_t i)
 	size_t n = 0;
 	int r;
 
+	if (rc->known && rc->url == rc->cand[i])
+		return 0;
+	remote_ack(rc); /* to the one in use until now */
 	rc->url = rc->cand[i];
+	rc->known = false;
 	r = remote_http_do(rc->http, rc->url, &rq, &resp);
 	if (r < 0) {
 		r = remote_fail(rc, r, "%s", remote_http_error(rc->http));
@@ -260,6 +265,7 @@ remote_use(struct remote *rc, size_t i)
 	remote_say(rc, false, "using %s (%.8s), clock offset %" PRId64 " s",
 	    rc->url, rc->imd_str, rc->clock_off);
 	remote_learn(rc, list, n);
+	rc->known = true;
 out:
 	free(list);
 	remote_resp_done(&resp);

@@ -214,9 +214,11 @@ struct remote {
 	size_t n_cand;
 	/* the intermediary in use (remote_use()) */
 	const char *url;
+	bool known; /* its GET /v1/intermediaries answered on this handle */
 	uint8_t imd[32]; /* its peer id */
 	char imd_str[REMOTE_PEER_STRLEN + 1];
 	int64_t clock_off; /* its clock minus ours, seconds */
+	bool ack_pending;  /* a put's last receipts taken, not acknowledged */
 	char error[512];
 };
 
@@ -227,8 +229,10 @@ void remote_say(const struct remote *rc, bool warn, const char *fmt, ...)
 int remote_fail(struct remote *rc, int r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Makes cand[i] the intermediary in use: asks it GET /v1/intermediaries
- * for its peer id and clock, and remembers the others it names. 0, or a
- * negative errno with the error set. */
+ * for its peer id and clock, and remembers the others it names; not
+ * again while it stays in use (a reused connection's next put or get
+ * would pay a round trip for what it knows). 0, or a negative errno with
+ * the error set. */
 int remote_use(struct remote *rc, size_t i);
 /* Whether url is remembered as bad. */
 bool remote_is_bad(const struct remote *rc, const char *url);
@@ -254,6 +258,13 @@ int remote_fail_status(struct remote *rc, const char *what,
  * answer, or another request's error. */
 int remote_take(struct remote *rc, uint64_t *cursor, unsigned wait,
     unsigned max, struct remote_entry **ret, size_t *ret_n, bool *more);
+
+/* Acknowledges the entries a put took last, if not done yet (by a take
+ * since): the intermediary drops them now rather than keeping them for
+ * RECEIPT_KEEP. Called once the put's result is out (by the next request
+ * on the handle, before another intermediary is used, or when the handle
+ * is freed), so that it costs the put no round trip. */
+void remote_ack(struct remote *rc);
 
 /* remote_put.c, remote_get.c, remote_queue.c: the commands. */
 

@@ -479,21 +479,6 @@ remote_put_await(struct remote_put *p)
 	return forged ? -EBADMSG : 0;
 }
 
-/* The last cursor acknowledged at once, so that the intermediary drops
- * the entries read now rather than keeping them for RECEIPT_KEEP; an
- * entry this take returns is not acknowledged, and comes again. */
-static void
-remote_put_ack(struct remote_put *p)
-{
-	uint64_t cursor = remote_dir_cursor(p->rc->dir, p->rc->imd_str);
-	struct remote_entry *list = NULL;
-	bool more;
-	size_t n;
-
-	if (remote_take(p->rc, &cursor, 0, 1, &list, &n, &more) == 0)
-		free(list);
-}
-
 /* One round through cand[i]. 0 when every block has its receipts. */
 static int
 remote_put_round(struct remote_put *p, size_t i)
@@ -518,7 +503,9 @@ remote_put_round(struct remote_put *p, size_t i)
 	}
 	if (r < 0)
 		return r;
-	remote_put_ack(p);
+	/* Acknowledged after the URI is out (remote_ack()): the put is
+	 * done once its receipts are checked. */
+	rc->ack_pending = true;
 	missing = remote_put_pending(p, true);
 	if (missing > 0 && remote_put_pending(p, false) > 0) {
 		remote_mark_bad(rc, "receipts missing past the timeout");

@@ -84,6 +84,8 @@ remote_take(struct remote *rc, uint64_t *cursor, unsigned wait, unsigned max,
 		*cursor = 0;
 		(void)remote_dir_set_cursor(rc->dir, rc->imd_str, 0);
 	}
+	if (resp.status == 200)
+		rc->ack_pending = false; /* after= acknowledged them */
 	if (resp.status != 200)
 		r = remote_fail_status(rc, "GET /v1/receipts", &resp);
 	else if (remote_json_receipts((const char *)buf_head(&resp.body),
@@ -92,6 +94,23 @@ remote_take(struct remote *rc, uint64_t *cursor, unsigned wait, unsigned max,
 		    "%s: GET /v1/receipts: a malformed answer", rc->url);
 	remote_resp_done(&resp);
 	return r;
+}
+
+void
+remote_ack(struct remote *rc)
+{
+	struct remote_entry *list = NULL;
+	uint64_t cursor;
+	bool more;
+	size_t n;
+
+	if (!rc->ack_pending)
+		return;
+	rc->ack_pending = false;
+	/* One entry at most: the answer is the acknowledgement's cost. */
+	cursor = remote_dir_cursor(rc->dir, rc->imd_str);
+	if (remote_take(rc, &cursor, 0, 1, &list, &n, &more) == 0)
+		free(list);
 }
 
 int

@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# ferry's benchmarks (issues 4, 5, 12 and 13; tests/bench/README): builds
-# a Release tree if needed, runs bench_rtt, bench_throughput,
-# bench_latency, bench_store, bench_dht and bench_stages (and bench_smtp
-# when asked), and draws their PNG plots with gnuplot, all into one output
-# directory.
+# ferry's benchmarks (issues 4, 5, 12, 13 and 15; tests/bench/README):
+# builds a Release tree if needed, runs bench_rtt, bench_throughput,
+# bench_latency, bench_store, bench_dht, bench_stages and bench_remote (and
+# bench_smtp when asked), and draws their PNG plots with gnuplot, all into
+# one output directory.
 #
 # Usage: tests/bench/run.sh [-q] [-r REPS] [-o OUT_DIR] [-b BUILD_DIR]
-#                           [-s rtt,throughput,latency,store,dht,stages,xfer,dhtcc,smtp]
+#                           [-s rtt,throughput,latency,store,dht,stages,remote,xfer,dhtcc,smtp]
 #                           [--smtp]
 #   -q   quick smoke run (small counts, 1-2 repetitions; about two minutes)
 #   -r   repetitions of every measurement (default: each program's own,
@@ -17,10 +17,12 @@
 #   -b   build directory (default <source>/build-bench, configured with
 #        -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRY_BENCH=ON)
 #   -s   which benchmarks to run (default rtt,throughput,latency,store,dht,
-#        stages; store measures the disk of $TMPDIR, or /tmp; dht starts 16
-#        daemons there and takes about 15 minutes; stages, the storage
-#        encoding's stages, pipeline limit and erasure coding rates, about
-#        one minute; xfer,
+#        stages,remote; store measures the disk of $TMPDIR, or /tmp; dht
+#        starts 16 daemons there and takes about 15 minutes; stages, the
+#        storage encoding's stages, pipeline limit and erasure coding rates,
+#        about one minute; remote, 1 MB put by a full peer and by the thin
+#        client through an intermediary at client RTTs of 10-300 ms (issue
+#        15, seed 001 Fig. 5-6), about 10 minutes; xfer,
 #        ferry put and get of 1 GiB on 4 and 16 daemons, about 3 minutes a
 #        repetition, is left out unless named; so is dhtcc, bench_dht_cc,
 #        congestion collapse and cross-load between 16 daemons over
@@ -53,7 +55,7 @@ build=$src/build-bench
 out=bench-out
 quick=()
 reps=()
-which=rtt,throughput,latency,store,dht,stages
+which=rtt,throughput,latency,store,dht,stages,remote
 
 # --smtp (a long option getopts does not know): add smtp to the set.
 args=()
@@ -185,6 +187,9 @@ esac
 case ",$which," in *,stages,*)
     run bench_stages "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
+case ",$which," in *,remote,*)
+    run bench_remote "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
+esac
 case ",$which," in *,xfer,*)
     run bench_xfer "${quick[@]}" "${reps[@]}" "${extra[@]}" || status=1 ;;
 esac
@@ -211,7 +216,7 @@ esac
 
 # --- plots -----------------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
-    for p in rtt throughput latency dht dhtcc stages smtp; do
+    for p in rtt throughput latency dht dhtcc stages remote smtp; do
         case ",$which," in *,$p,*)
             gnuplot -e "dir='$out'" "$src/tests/bench/plot_$p.gp" || status=1 ;;
         esac
