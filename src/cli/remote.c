@@ -60,7 +60,7 @@ static int remote_imds_main(struct cli *cli, int argc, char **argv);
 
 static const struct cli_cmd remote_cmds[] = {
 	{ "remote put", remote_put_main, "FILE",
-	    "Store FILE through an intermediary and print its URI once every block has its receipts",
+	    "Store FILE through an intermediary and print its URI once every block has its receipts and the check found them",
 	    "  -r, --replication N      storing peers of each block, 1 to 16 (default 3)\n"
 	    "  --lifetime SECONDS       how long they keep it (default 30 days)\n"
 	    "  --receipt-timeout SECONDS  receipts awaited from one intermediary\n"
