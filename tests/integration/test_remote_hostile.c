@@ -14,10 +14,10 @@
  * came, or, for the sybil, blocks G cannot find when the client fetches
  * them back to check them: well before the timeout); H, not G or F, is in
  * the client's bad-intermediaries; H's log shows it did misbehave; every
- * block G relayed was fetched back through F (exit 0 under --verify all
- * says so, F's counter shows it); d6 gets the file back byte for byte
- * with `ferry get`; and a later put with the same options goes through G
- * without touching H.
+ * block G relayed was fetched back through another (exit 0 under --verify
+ * all says so, the others' counters show it); d6 gets the file back byte
+ * for byte with `ferry get`; and a later put with the same options goes
+ * through G without touching H.
  */
 /* ctest: TIMEOUT=420 */
 #include <stdio.h>
@@ -105,6 +105,17 @@ random_file(const char *path)
 	free(data);
 }
 
+/* Blocks the intermediaries other than G sent to clients. */
+static uint64_t
+fetched_elsewhere(void)
+{
+	uint64_t n = 0;
+
+	for (int i = 1; i < N; i++)
+		n += mesh_stat(d[i], "intermediary.blocks_fetched");
+	return n;
+}
+
 /* The client's bad-intermediaries, "" if none. */
 static void
 bad_list(const char *client, char *buf, size_t size)
@@ -124,7 +135,7 @@ bad_list(const char *client, char *buf, size_t size)
 
 START_TEST(test_hostile)
 {
-	struct harness_daemon *bad = d[1 + _i], *good = d[0], *full = d[N - 1];
+	struct harness_daemon *bad = d[1 + _i], *good = d[0];
 	const char *hurl = url[1 + _i], *gurl = url[0], *furl = url[N - 1];
 	char client[600], file[700], got[700], uri[256], args[2048];
 	char list[4096];
@@ -142,7 +153,7 @@ START_TEST(test_hostile)
 	    "--intermediary %s --intermediary %s %s",
 	    timeout, hurl, gurl, furl, file);
 	missing = mesh_stat(good, "intermediary.blocks_missing");
-	fetched = mesh_stat(full, "intermediary.blocks_fetched");
+	fetched = fetched_elsewhere();
 	t0 = harness_now_ms();
 	o = imdnet_remote(client, cert, args);
 	took_ms = harness_now_ms() - t0;
@@ -173,11 +184,11 @@ START_TEST(test_hostile)
 		ck_assert_uint_gt(mesh_stat(good,
 		                      "intermediary.blocks_missing"),
 		    missing);
-	/* The blocks G relayed were fetched back through F: all five (4
-	 * data, 1 node) but under replay, whose H relayed the first
-	 * honestly (and G checked that one). */
-	ck_assert_uint_ge(mesh_stat(full, "intermediary.blocks_fetched"),
-	    fetched + 4);
+	/* The blocks G relayed were fetched back through another (F, or
+	 * one the client learnt): all five (4 data, 1 node) but under
+	 * replay, whose H relayed the first honestly (and G checked that
+	 * one). */
+	ck_assert_uint_ge(fetched_elsewhere(), fetched + 4);
 	/* H, not G or F, is remembered as bad. */
 	bad_list(client, list, sizeof(list));
 	ck_assert_msg(strstr(list, hurl) != NULL &&
