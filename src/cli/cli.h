@@ -23,6 +23,7 @@
 #define CLI_EXIT_NOTFOUND 6 /* no peer holds the block (dht get, get) */
 #define CLI_EXIT_FILE     7 /* a local file cannot be read or written */
 #define CLI_EXIT_DAMAGED  8 /* what was got fails its checks (get) */
+#define CLI_EXIT_NOCHECK  9 /* remote put --verify all: not checked */
 
 /* Returned by cli_getopt() when the subcommand must exit now. */
 #define CLI_STOP (-2)

@@ -30,6 +30,7 @@ enum {
 	REMOTE_OPT_CONFIG,
 	REMOTE_OPT_RECEIPT_TIMEOUT,
 	REMOTE_OPT_LIFETIME,
+	REMOTE_OPT_VERIFY,
 	REMOTE_OPT_VERBOSE,
 };
 
@@ -59,11 +60,14 @@ static int remote_imds_main(struct cli *cli, int argc, char **argv);
 
 static const struct cli_cmd remote_cmds[] = {
 	{ "remote put", remote_put_main, "FILE",
-	    "Store FILE through an intermediary and print its URI once every block has its receipts",
+	    "Store FILE through an intermediary and print its URI once every block has its receipts and the check found them",
 	    "  -r, --replication N      storing peers of each block, 1 to 16 (default 3)\n"
 	    "  --lifetime SECONDS       how long they keep it (default 30 days)\n"
 	    "  --receipt-timeout SECONDS  receipts awaited from one intermediary\n"
-	    "                           before the next is tried (default 60)\n" REMOTE_COMMON_HELP },
+	    "                           before the next is tried (default 60)\n"
+	    "  --verify all|sample|none  blocks fetched back through another\n"
+	    "                           intermediary to check them (default\n"
+	    "                           sample: every node and 135 data blocks)\n" REMOTE_COMMON_HELP },
 	{ "remote get", remote_get_main, "URI",
 	    "Fetch the file URI names through an intermediary, checked against its XXH128",
 	    "  -o, --output FILE   write it to FILE (through FILE.part) instead of\n"
@@ -139,6 +143,9 @@ remote_exit(const struct cli *cli, struct remote *rc, int r)
 		break;
 	case -EINVAL:
 		code = CLI_EXIT_USAGE;
+		break;
+	case -ENOLINK:
+		code = CLI_EXIT_NOCHECK; /* --verify all, and none could */
 		break;
 	case -ESTALE:
 	case -EISDIR:
@@ -230,6 +237,19 @@ remote_put_opt(struct cli *cli, int c, struct remote_args *a)
 		a->o.receipt_wait_s = (unsigned)v;
 		return 1;
 	}
+	if (c == REMOTE_OPT_VERIFY) {
+		if (strcmp(optarg, "all") == 0)
+			a->o.verify = REMOTE_VERIFY_ALL;
+		else if (strcmp(optarg, "sample") == 0)
+			a->o.verify = REMOTE_VERIFY_SAMPLE;
+		else if (strcmp(optarg, "none") == 0)
+			a->o.verify = REMOTE_VERIFY_NONE;
+		else
+			return -cli_usage_error(cli,
+			    "--verify %s: all, sample or none is expected",
+			    optarg);
+		return 1;
+	}
 	return 0;
 }
 
@@ -241,6 +261,7 @@ remote_put_main(struct cli *cli, int argc, char **argv)
 		{ "lifetime", required_argument, NULL, REMOTE_OPT_LIFETIME },
 		{ "receipt-timeout", required_argument, NULL,
 		    REMOTE_OPT_RECEIPT_TIMEOUT },
+		{ "verify", required_argument, NULL, REMOTE_OPT_VERIFY },
 		REMOTE_OPTIONS,
 	};
 	struct remote_args a = { 0 };

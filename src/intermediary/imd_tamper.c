@@ -22,6 +22,15 @@ imd_tamper_relay(const struct dhtkey *key, const struct dhtmsg_put *put)
 	return imd_tamper->relay(imd_tamper->cls, key, put);
 }
 
+bool
+imd_tamper_fake(const struct dhtkey *key, const struct dhtmsg_put *put,
+    struct dht_result *ret)
+{
+	if (imd_tamper == NULL || imd_tamper->fake == NULL)
+		return false;
+	return imd_tamper->fake(imd_tamper->cls, key, put, ret);
+}
+
 size_t
 imd_tamper_queue(struct rqueue_entry *e, size_t n)
 {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dht/dht.h"
 #include "dht/dhtkey.h"
 #include "dht/dhtmsg.h"
 #include "intermediary/rqueue.h"
@@ -27,6 +28,12 @@ struct imd_tamper {
 	 * many of the first are queued, 0 to n. May be NULL. */
 	size_t (*queue)(void *cls, struct rqueue_entry *e, size_t n);
 	void *cls; /* their first argument */
+	/* After relay dropped a PUT: true with *ret filled (status, key and
+	 * receipts; receipt[] borrowed until the call returns) to have it
+	 * queued for the client as if the DHT had ended the relay so; false
+	 * queues nothing. May be NULL. */
+	bool (*fake)(void *cls, const struct dhtkey *key,
+	    const struct dhtmsg_put *put, struct dht_result *ret);
 };
 
 /* Sets the process's tamper (borrowed: it must outlive every
@@ -35,6 +42,10 @@ void imd_tamper_set(const struct imd_tamper *t);
 /* The intermediary's side: true if the PUT is to be relayed (always,
  * without a tamper). */
 bool imd_tamper_relay(const struct dhtkey *key, const struct dhtmsg_put *put);
+/* The intermediary's side, for a PUT imd_tamper_relay() dropped: true
+ * with *ret the end to queue for it (false, always, without a tamper). */
+bool imd_tamper_fake(const struct dhtkey *key, const struct dhtmsg_put *put,
+    struct dht_result *ret);
 /* The intermediary's side: how many of the n entries to queue, after the
  * tamper rewrote them (n, untouched, without one). */
 size_t imd_tamper_queue(struct rqueue_entry *e, size_t n);

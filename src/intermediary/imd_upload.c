@@ -120,8 +120,18 @@ imd_upload_relay(struct imd_upload *u, const struct dhtkey *key,
 		imd_upload_fail(u, 403, "quota", "over CLIENT_QUOTA");
 		return NULL;
 	}
-	if (!imd_tamper_relay(key, put))
-		return "relayed"; /* a test build's hostile intermediary */
+	if (!imd_tamper_relay(key, put)) {
+		/* A test build's hostile intermediary: dropped, and answered
+		 * with receipts of its own making if it wants. */
+		struct dht_result fake;
+		uint8_t hash[DHTMSG_HASH_LEN];
+
+		if (imd_tamper_fake(key, put, &fake)) {
+			dhtmsg_put_hash(key, put, hash);
+			imd_receipts_push(imd, u->client, key, hash, &fake);
+		}
+		return "relayed";
+	}
 	rl = calloc(1, sizeof(*rl));
 	if (rl == NULL)
 		return "busy";

@@ -141,6 +141,7 @@ remote_open(const struct remote_opts *o, struct remote **ret)
 	    o->lifetime_s ? o->lifetime_s : REMOTE_LIFETIME_DEFAULT;
 	rc->receipt_wait_s =
 	    o->receipt_wait_s ? o->receipt_wait_s : REMOTE_RECEIPT_WAIT_DEFAULT;
+	rc->verify = o->verify;
 	rc->verbose = o->verbose;
 	r = remote_dir_open(o->dir, rc->dir, sizeof(rc->dir), remote_open_why,
 	    sizeof(remote_open_why));
@@ -275,17 +276,23 @@ out:
 void
 remote_mark_bad(struct remote *rc, const char *why)
 {
+	remote_mark_bad_url(rc, rc->url, why);
+}
+
+void
+remote_mark_bad_url(struct remote *rc, const char *url, const char *why)
+{
 	char **lines = NULL, **all, *line = NULL;
 	size_t n = 0;
 
-	remote_say(rc, true, "%s: %s; it is remembered as bad in %s/%s",
-	    rc->url, why, rc->dir, REMOTE_BAD_FILE);
-	if (remote_is_bad(rc, rc->url) ||
+	remote_say(rc, true, "%s: %s; it is remembered as bad in %s/%s", url,
+	    why, rc->dir, REMOTE_BAD_FILE);
+	if (remote_is_bad(rc, url) ||
 	    remote_dir_lines(rc->dir, REMOTE_BAD_FILE, 1023, &lines, &n) < 0)
 		return;
 	all = calloc(n + 1, sizeof(*all));
 	if (all != NULL &&
-	    asprintf(&line, "%s %" PRIu64 " %s", rc->url, time_real_s(), why) >=
+	    asprintf(&line, "%s %" PRIu64 " %s", url, time_real_s(), why) >=
 	        0) {
 		/* lines is NULL when there were none: no memcpy. */
 		for (size_t i = 0; i < n; i++)

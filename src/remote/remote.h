@@ -26,16 +26,27 @@
 /* A client: its key, secret, config directory and HTTP connection. */
 struct remote;
 
+/* What a put checks besides receipts (--verify; ferry(1)): blocks
+ * fetched back through an intermediary other than the one that relayed
+ * them, which finds them only if the DHT holds them. */
+enum remote_verify {
+	REMOTE_VERIFY_SAMPLE = 0, /* every manifest node and a random
+				   * sample of the data blocks (default) */
+	REMOTE_VERIFY_ALL,        /* every block; failing if none can */
+	REMOTE_VERIFY_NONE,       /* receipts only */
+};
+
 struct remote_opts {
 	const char *dir;         /* config directory; NULL: the default */
 	const char *const *urls; /* --intermediary URLs, tried first */
 	size_t n_urls;
-	const char *cacert;      /* CA file; NULL: the system's */
-	unsigned replication;    /* storing peers per block; 0: default */
-	uint64_t lifetime_s;     /* how long they keep it; 0: default */
-	unsigned receipt_wait_s; /* receipts awaited; 0: default */
-	unsigned timeout_s;      /* one HTTP exchange; 0: 30 */
-	bool verbose;            /* say on stderr what happens */
+	const char *cacert;        /* CA file; NULL: the system's */
+	unsigned replication;      /* storing peers per block; 0: default */
+	uint64_t lifetime_s;       /* how long they keep it; 0: default */
+	unsigned receipt_wait_s;   /* receipts awaited; 0: default */
+	unsigned timeout_s;        /* one HTTP exchange; 0: 30 */
+	enum remote_verify verify; /* what a put fetches back */
+	bool verbose;              /* say on stderr what happens */
 };
 
 /*
@@ -57,11 +68,15 @@ const char *remote_error(const struct remote *rc);
  * Puts the file at path: every block sealed and signed here, uploaded,
  * and its receipts checked; through another intermediary for the blocks
  * one did not get receipts for in time, or that gave a forged receipt
- * (which is then remembered as bad). fn (may be NULL) gets progress
- * every progress_ms. 0 with *ret filled once every block has its
- * receipts, or: -ENOENT/-EISDIR/... the file; -ESTALE it changed;
- * -EHOSTUNREACH no intermediary answered; -ETIMEDOUT receipts missing
- * on every intermediary; -ENOMEM.
+ * (which is then remembered as bad). Then the blocks the options' verify
+ * names are fetched back through another intermediary than the one that
+ * passed their receipts; one whose blocks are not found is remembered as
+ * bad, and its blocks put again through the others. fn (may be NULL)
+ * gets progress every progress_ms. 0 with *ret filled once every block
+ * has its receipts (and was found, where checked), or: -ENOENT/-EISDIR/...
+ * the file; -ESTALE it changed; -EHOSTUNREACH no intermediary answered;
+ * -ETIMEDOUT receipts missing on every intermediary; -ENOLINK under
+ * REMOTE_VERIFY_ALL, blocks no other intermediary could check; -ENOMEM.
  */
 int remote_put(struct remote *rc, const char *path, uint32_t progress_ms,
     ferry_file_progress_fn *fn, void *cls, struct ferry_file_result *ret);

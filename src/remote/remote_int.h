@@ -19,6 +19,7 @@
 #include "storage/chunk.h"
 
 struct identity;
+struct map;
 struct remote_http;
 
 /* --- remote_dir.c: the config directory ----------------------------- */
@@ -138,8 +139,15 @@ struct remote_block {
 	uint8_t put_hash[DHTMSG_HASH_LEN]; /* of the PUT signed for it */
 	uint8_t n_storers;
 	struct dhtkey storers[DHTMSG_REPL_MAX]; /* peer ids */
-	bool sent;       /* in the current round's upload */
-	bool relay_done; /* the intermediary said "done" for it */
+	bool sent;        /* in the current round's upload */
+	bool relay_done;  /* the intermediary said "done" for it */
+	bool node;        /* a manifest node, else a data block */
+	bool check;       /* to be fetched back (remote_verify_choose()) */
+	bool held;        /* fetched back through another intermediary */
+	bool lost;        /* not found when fetched back */
+	uint8_t answer;   /* the last fetch's status for it */
+	uint64_t relayed; /* bit i: sent through the client's cand[i] */
+	uint64_t vouched; /* bit i: a counted receipt came through cand[i] */
 };
 
 enum remote_receipt_verdict {
@@ -154,6 +162,66 @@ enum remote_receipt_verdict {
  * key, storer, expiry and put_hash, or a receipt for another key.
  */
 int remote_receipt_check(struct remote_block *b, const struct remote_entry *e);
+
+/* --- remote_verify.c: blocks fetched back to check them -------------- */
+
+/* Data blocks sampled when a file has more: an intermediary that
+ * dropped a fraction f of them escapes with probability at most
+ * (1 - f)^135: under 0.1% for f = 5%, 26% for f = 1%. */
+#define REMOTE_VERIFY_K     135
+#define REMOTE_VERIFY_TRIES 2    /* fetches of a block not found */
+#define REMOTE_VERIFY_BATCH 4096 /* keys in one POST /v1/fetch (the page's) */
+
+/* How many of n_data data blocks a check fetches back under mode: all of
+ * them under REMOTE_VERIFY_ALL or when there are at most REMOTE_VERIFY_K,
+ * REMOTE_VERIFY_K under REMOTE_VERIFY_SAMPLE, none under NONE. */
+uint64_t remote_verify_sample_size(enum remote_verify mode, uint64_t n_data);
+/* Sets check on the blocks of all[0..n) a check fetches back, of those not
+ * held already: every node, and of the data blocks a uniform random
+ * sample of remote_verify_sample_size() (chosen here, with the system's
+ * CSPRNG, after the receipts came: an intermediary cannot know it).
+ * Clears it on the others. Returns how many are set. */
+size_t remote_verify_choose(struct remote_block *const *all, size_t n,
+    enum remote_verify mode);
+/* The chance that a uniform sample of k of n blocks misses every one of
+ * d: C(n - d, k) / C(n, k). */
+double remote_verify_miss(uint64_t n, uint64_t d, uint64_t k);
+
+/* What remote_verify() found. */
+struct remote_verify_result {
+	size_t asked;     /* blocks fetched back */
+	size_t held;      /* of them, found and right */
+	size_t lost;      /* of them, not found (or timed out) every time */
+	size_t unchecked; /* no intermediary could check them */
+	uint64_t blamed;  /* bit i: cand[i] vouched for a lost block */
+	uint64_t used;    /* bit i: cand[i] checked blocks */
+};
+/*
+ * Fetches back the blocks marked check and not held yet, each through
+ * one of rc's candidates that neither relayed it nor passed a receipt for
+ * it, is not in skip and not remembered as bad: the first of them that
+ * answers, in one POST /v1/fetch for them all (per REMOTE_VERIFY_BATCH),
+ * those not found asked once more. Each that comes back hashing to its
+ * key is held; one not found (or timed out) REMOTE_VERIFY_TRIES times is
+ * lost, and its vouchers blamed. blocks maps keys to all's blocks. 0 with
+ * *ret filled, -ENOMEM, or -EBADMSG when an intermediary sent a block
+ * that is not the one asked (rc's error says which).
+ */
+int remote_verify(struct remote *rc, struct map *blocks,
+    struct remote_block *const *all, size_t n, uint64_t skip,
+    struct remote_verify_result *ret);
+/*
+ * The check of a put whose blocks all have their receipts, as rc's verify
+ * asks: chooses, fetches back (skip as for remote_verify()) and says on
+ * stderr what came of it. 0 when done; -EAGAIN when candidates (bits in
+ * *ret_blamed, remembered as bad here) vouched for blocks not found: the
+ * receipts of every block they vouched for are dropped, to be put again;
+ * -ENOLINK under REMOTE_VERIFY_ALL when blocks could not be checked (the
+ * error says so); -ENOMEM.
+ */
+int remote_verify_put(struct remote *rc, struct map *blocks,
+    struct remote_block *const *all, size_t n, uint64_t skip,
+    uint64_t *ret_blamed);
 
 /* --- remote_http.c: one HTTPS connection ---------------------------- */
 
@@ -209,6 +277,7 @@ struct remote {
 	unsigned replication;
 	uint64_t lifetime_s;
 	unsigned receipt_wait_s;
+	enum remote_verify verify;
 	bool verbose;
 	char *cand[REMOTE_CAND_MAX]; /* URLs to try, in order */
 	size_t n_cand;
@@ -238,6 +307,8 @@ int remote_use(struct remote *rc, size_t i);
 bool remote_is_bad(const struct remote *rc, const char *url);
 /* Remembers the intermediary in use as bad, for why. */
 void remote_mark_bad(struct remote *rc, const char *why);
+/* Remembers the intermediary at url as bad, for why, saying so. */
+void remote_mark_bad_url(struct remote *rc, const char *url, const char *why);
 /* Sends rq, signed for the intermediary in use (rq->auth is set here);
  * a 401 "stale" corrects the clock offset from the answer's Date and, for
  * a body that can be sent again (not streamed), signs and sends once

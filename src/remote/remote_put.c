@@ -12,8 +12,12 @@
  * done with them, or the wait is over; blocks still short go again
  * through the next intermediary, in a round that reads and seals the file
  * again (convergent: the same blocks, and Ed25519 is deterministic: the
- * same signatures) and sends only them. The URI is given only when every
- * block has receipts from enough distinct storers.
+ * same signatures) and sends only them. Receipts may come from storers
+ * an intermediary made up, so the blocks are then fetched back through
+ * another (remote_verify.c); an intermediary whose blocks are not found
+ * is left, and its blocks put again. The URI is given only when every
+ * block has receipts from enough distinct storers, and was found where
+ * checked.
  */
 #include "remote/remote_int.h"
 
@@ -63,7 +67,9 @@ struct remote_put {
 	struct storage_ref root;
 	uint8_t xxh[FILESUM_LEN];
 	uint64_t records_sent;
+	uint64_t failed; /* bit i: cand[i] failed a round or a check */
 	/* the round: the producer of records */
+	size_t cand_i; /* the intermediary of the round */
 	uint64_t next_chunk;
 	bool finished;
 	struct manifest_builder *mb;
@@ -191,7 +197,8 @@ remote_put_block(struct remote_put *p, const struct dhtkey *key)
  * record out if this round is to send it: signed, its put_hash kept. 1
  * if it is to be sent, 0 if not, or -ENOMEM. */
 static int
-remote_put_offer(struct remote_put *p, const struct dhtkey *key, size_t len)
+remote_put_offer(struct remote_put *p, const struct dhtkey *key, size_t len,
+    bool node)
 {
 	struct dhtmsg_put put = { .replication = (uint8_t)p->rc->replication,
 		.expiry = p->expiry,
@@ -201,6 +208,7 @@ remote_put_offer(struct remote_put *p, const struct dhtkey *key, size_t len)
 
 	if (b == NULL)
 		return -ENOMEM;
+	b->node = node;
 	if (b->sent || b->n_storers >= p->rc->replication)
 		return 0;
 	dhtmsg_put_sign(p->rc->key, key, &put);
@@ -209,6 +217,7 @@ remote_put_offer(struct remote_put *p, const struct dhtkey *key, size_t len)
 	p->rec_len = REMOTE_PUTREC_HEAD + len;
 	p->rec_off = 0;
 	b->sent = true;
+	b->relayed |= UINT64_C(1) << p->cand_i;
 	p->records_sent++;
 	return 1;
 }
@@ -241,7 +250,7 @@ remote_put_chunk(struct remote_put *p)
 	p->bytes_read += len;
 	if (r == 0)
 		r = remote_put_offer(p, &ref.block,
-		    storage_sealed_len(p->chunk_size));
+		    storage_sealed_len(p->chunk_size), false);
 	sodium_memzero(&ref, sizeof(ref));
 	return r;
 }
@@ -278,7 +287,7 @@ remote_put_next(struct remote_put *p)
 			if (p->nodes == NULL)
 				p->nodes_tail = &p->nodes;
 			memcpy(p->rec + REMOTE_PUTREC_HEAD, n->data, n->len);
-			r = remote_put_offer(p, &n->ref.block, n->len);
+			r = remote_put_offer(p, &n->ref.block, n->len, true);
 			sodium_memzero(&n->ref, sizeof(n->ref));
 			free(n);
 		} else if (p->next_chunk < p->n_chunks) {
@@ -434,6 +443,8 @@ remote_put_entry(struct remote_put *p, const struct remote_entry *e)
 	v = remote_receipt_check(b, e);
 	if (v == -EBADMSG)
 		return -EBADMSG;
+	if (v == REMOTE_RECEIPT_NEW)
+		b->vouched |= UINT64_C(1) << p->cand_i;
 	return 0;
 }
 
@@ -490,6 +501,7 @@ remote_put_round(struct remote_put *p, size_t i)
 	r = remote_use(rc, i);
 	if (r < 0)
 		return r;
+	p->cand_i = i;
 	do {
 		r = remote_put_upload(p);
 	} while (r == -EACCES && ++tries < 2); /* a stale clock, corrected */
@@ -518,6 +530,38 @@ remote_put_round(struct remote_put *p, size_t i)
 		    "%zu blocks short of %u receipts through %s, which gave up on them",
 		    missing, rc->replication, rc->url);
 	return p->known_all ? 0 : -EAGAIN;
+}
+
+/* Every intermediary not failed yet in turn, each with the blocks still
+ * short, until one round ends with all of them. */
+static int
+remote_put_rounds(struct remote_put *p)
+{
+	struct remote *rc = p->rc;
+	bool reached = false, tried = false;
+	int r, last = -EHOSTUNREACH;
+
+	for (size_t i = 0; i < rc->n_cand; i++) {
+		if (p->failed >> i & 1)
+			continue;
+		tried = true;
+		r = remote_put_round(p, i);
+		if (r == 0)
+			return 0;
+		if (r == -ENOMEM || r == -ESTALE || r == -EINVAL)
+			return r;
+		p->failed |= UINT64_C(1) << i;
+		if (r != -EHOSTUNREACH)
+			reached = true;
+		last = r;
+		if (i + 1 < rc->n_cand)
+			remote_say(rc, true, "%s; trying the next intermediary",
+			    rc->error);
+	}
+	if (!tried)
+		return remote_fail(rc, -EHOSTUNREACH,
+		    "no intermediary left to put the blocks through: name another with --intermediary");
+	return reached && last == -EHOSTUNREACH ? -ETIMEDOUT : last;
 }
 
 static int
@@ -574,8 +618,8 @@ remote_put(struct remote *rc, const char *path, uint32_t progress_ms,
 		.fn = fn,
 		.cls = cls,
 		.progress_ms = progress_ms };
-	bool reached = false;
-	int r, last = -EHOSTUNREACH;
+	uint64_t blamed = 0;
+	int r;
 
 	rc->error[0] = '\0';
 	r = remote_put_open(&p, path);
@@ -586,24 +630,17 @@ remote_put(struct remote *rc, const char *path, uint32_t progress_ms,
 		    "no intermediary known: name one with --intermediary URL");
 		goto out;
 	}
-	/* Every intermediary in turn, each with the blocks still short. */
-	for (size_t i = 0; i < rc->n_cand; i++) {
-		r = remote_put_round(&p, i);
-		if (r == 0)
-			break;
-		if (r == -ENOMEM || r == -ESTALE || r == -EINVAL)
-			goto out;
-		if (r != -EHOSTUNREACH)
-			reached = true;
-		last = r;
-		if (i + 1 < rc->n_cand)
-			remote_say(rc, true, "%s; trying the next intermediary",
-			    rc->error);
-	}
-	if (r != 0) {
-		r = reached && last == -EHOSTUNREACH ? -ETIMEDOUT : last;
+	/* Rounds until every block has its receipts, then the check; an
+	 * intermediary it blames is left, so this ends. */
+	do {
+		p.failed |= blamed;
+		r = remote_put_rounds(&p);
+		if (r == 0 && rc->verify != REMOTE_VERIFY_NONE)
+			r = remote_verify_put(rc, p.blocks, p.all, p.n_all,
+			    p.failed, &blamed);
+	} while (r == -EAGAIN);
+	if (r < 0)
 		goto out;
-	}
 	remote_put_progress(&p, true);
 	memset(ret, 0, sizeof(*ret));
 	ret->size = p.size;

@@ -11,7 +11,9 @@
  * unreachable intermediary named first is passed over, not remembered as
  * bad; the receipt queue is left empty; the client's key and secret are
  * 0600 in a 0700 directory; a cursor the intermediary never gave is
- * dropped and the queue taken from 0.
+ * dropped and the queue taken from 0; with only one intermediary the put
+ * says it could not be checked through another, and under --verify all
+ * fails with status 9 and no URI.
  */
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
@@ -199,6 +201,10 @@ START_TEST(test_put_get)
 	ck_assert_msg(strncmp(uri, "ferry:f1.1500000.", 17) == 0, "%s", uri);
 	/* The unreachable one was said, passed over, not found bad. */
 	ck_assert_msg(strstr(o.err, "127.0.0.1:1") != NULL, "%s", o.err);
+	/* No other to fetch the blocks back through: said, not fatal. */
+	ck_assert_msg(strstr(o.err, "could not be checked independently") !=
+	        NULL,
+	    "%s", o.err);
 	harness_output_free(&o);
 	(void)snprintf(path, sizeof(path), "%s/bad-intermediaries", client);
 	ck_assert_int_eq(access(path, F_OK), -1);
@@ -264,6 +270,16 @@ START_TEST(test_known_and_json)
 	ck_assert_msg(strstr(o.out, "{\"event\":\"done\"") != NULL &&
 	        strstr(o.out, "\"size\":300000") != NULL,
 	    "%s", o.out);
+	harness_output_free(&o);
+	/* Every block to be fetched back through another intermediary,
+	 * and there is none: status 9, said, no URI. */
+	random_file("three.bin", 300000, file, sizeof(file));
+	(void)snprintf(args, sizeof(args), "put --verify all %s", file);
+	o = remote(args);
+	ck_assert_msg(o.status == 9, "%d %s", o.status, o.err);
+	ck_assert_msg(strstr(o.err, "could not be checked") != NULL, "%s",
+	    o.err);
+	ck_assert_str_eq(o.out, "");
 	harness_output_free(&o);
 	/* A cursor the intermediary never gave (its queue lost): said, and
 	 * the queue taken from the start. */

@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A hostile intermediary is detected by the thin client, which completes
- * through another (issue 15), with real daemons: a DHT of six, d0 an
- * honest intermediary G, d1 to d4 the test build tests/tools/ferryd_hostile
+ * through another (issue 15), with real daemons: a DHT of seven, d0 an
+ * honest intermediary G, d1 to d5 the test build tests/tools/ferryd_hostile
  * as intermediaries that drop every PUT, withhold the receipts, forge
- * their signatures, or replay one block's genuine receipts for the others,
- * d5 a full peer. For each, `ferry remote put FILE --intermediary H
- * --intermediary G` with a fresh client: the URI comes through G; stderr
- * says what H did wrong (receipts missing past --receipt-timeout, or a
- * forged receipt, found as soon as it came: well before the timeout); H,
- * not G, is in the client's bad-intermediaries; H's log shows it did
- * misbehave; d5 gets the file back byte for byte with `ferry get`; and a
- * later put with the same options goes through G without touching H.
+ * their signatures, replay one block's genuine receipts for the others,
+ * or drop every PUT and answer it with receipts that verify, signed by
+ * storers they made up (sybil), d6 a full peer and an honest
+ * intermediary F. For each, `ferry remote put FILE --verify all
+ * --intermediary H --intermediary G --intermediary F` with a fresh
+ * client: the URI comes through G; stderr says what H did wrong (receipts
+ * missing past --receipt-timeout, a forged receipt found as soon as it
+ * came, or, for the sybil, blocks G cannot find when the client fetches
+ * them back to check them: well before the timeout); H, not G or F, is in
+ * the client's bad-intermediaries; H's log shows it did misbehave; every
+ * block G relayed was fetched back through another (exit 0 under --verify
+ * all says so, the others' counters show it); d6 gets the file back byte
+ * for byte with `ferry get`; and a later put with the same options goes
+ * through G without touching H.
  */
-/* ctest: TIMEOUT=300 */
+/* ctest: TIMEOUT=420 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +32,8 @@
 #include "imdnet.h"
 #include "mesh.h"
 
-#define N         6
-#define N_MODES   4
+#define N         7
+#define N_MODES   5
 #define FILE_LEN  (3 * 256 * 1024 + 12345) /* 4 data blocks, a node */
 #define TIMEOUT_S 6  /* --receipt-timeout, when receipts never come */
 #define FORGED_S  60 /* --receipt-timeout, when forgeries come at once */
@@ -35,7 +41,7 @@
 /* d[1 + i] misbehaves as mode[i] says. */
 static const struct {
 	const char *name; /* FERRY_HOSTILE */
-	bool forges;      /* found by a check, else by the timeout */
+	bool forges;      /* found by a check, not by the timeout */
 	const char *did;  /* what ferryd_hostile logs when it does it */
 	const char *said; /* what the client says of it */
 } mode[N_MODES] = {
@@ -45,6 +51,8 @@ static const struct {
 	{ "forge", true, "forged the receipts", "passed a forged receipt" },
 	{ "replay", true, "replayed another block's receipt",
 	    "passed a forged receipt" },
+	{ "sybil", true, "made up 3 receipts",
+	    "not found when fetched back through" },
 };
 
 static struct harness *h;
@@ -58,10 +66,10 @@ setup(void)
 
 	ck_assert_int_eq(harness_new("remote-hostile", &h), 0);
 	imdnet_daemons(h, d, N);
-	imdnet_cert(h, d, N - 1, cert, sizeof(cert));
+	imdnet_cert(h, d, N, cert, sizeof(cert));
 	(void)snprintf(hostile, sizeof(hostile), "%s/ferryd_hostile",
 	    FERRY_TOOL_DIR);
-	for (int i = 0; i < N - 1; i++)
+	for (int i = 0; i < N; i++)
 		imdnet_listen(h, d[i], cert, url[i], sizeof(url[i]));
 	for (int i = 0; i < N_MODES; i++) {
 		ck_assert_int_eq(harness_daemon_program(d[1 + i], hostile), 0);
@@ -97,6 +105,17 @@ random_file(const char *path)
 	free(data);
 }
 
+/* Blocks the intermediaries other than G sent to clients. */
+static uint64_t
+fetched_elsewhere(void)
+{
+	uint64_t n = 0;
+
+	for (int i = 1; i < N; i++)
+		n += mesh_stat(d[i], "intermediary.blocks_fetched");
+	return n;
+}
+
 /* The client's bad-intermediaries, "" if none. */
 static void
 bad_list(const char *client, char *buf, size_t size)
@@ -117,11 +136,11 @@ bad_list(const char *client, char *buf, size_t size)
 START_TEST(test_hostile)
 {
 	struct harness_daemon *bad = d[1 + _i], *good = d[0];
-	const char *hurl = url[1 + _i], *gurl = url[0];
+	const char *hurl = url[1 + _i], *gurl = url[0], *furl = url[N - 1];
 	char client[600], file[700], got[700], uri[256], args[2048];
 	char list[4096];
 	struct harness_output o;
-	uint64_t t0, took_ms, conns;
+	uint64_t t0, took_ms, conns, missing, fetched;
 	unsigned timeout = mode[_i].forges ? FORGED_S : TIMEOUT_S;
 
 	(void)snprintf(client, sizeof(client), "%s/client-%s", harness_dir(h),
@@ -130,8 +149,11 @@ START_TEST(test_hostile)
 	    mode[_i].name);
 	random_file(file);
 	(void)snprintf(args, sizeof(args),
-	    "put --receipt-timeout %u --intermediary %s --intermediary %s %s",
-	    timeout, hurl, gurl, file);
+	    "put --verify all --receipt-timeout %u --intermediary %s "
+	    "--intermediary %s --intermediary %s %s",
+	    timeout, hurl, gurl, furl, file);
+	missing = mesh_stat(good, "intermediary.blocks_missing");
+	fetched = fetched_elsewhere();
 	t0 = harness_now_ms();
 	o = imdnet_remote(client, cert, args);
 	took_ms = harness_now_ms() - t0;
@@ -157,9 +179,20 @@ START_TEST(test_hostile)
 	ck_assert_msg(harness_daemon_log_has(bad, mode[_i].did),
 	    "%s never did it", mode[_i].name);
 	ck_assert_uint_gt(mesh_stat(good, "intermediary.relays_stored"), 0);
-	/* H, not G, is remembered as bad. */
+	/* The sybil's blocks were asked of G, which found none of them. */
+	if (strcmp(mode[_i].name, "sybil") == 0)
+		ck_assert_uint_gt(mesh_stat(good,
+		                      "intermediary.blocks_missing"),
+		    missing);
+	/* The blocks G relayed were fetched back through another (F, or
+	 * one the client learnt): all five (4 data, 1 node) but under
+	 * replay, whose H relayed the first honestly (and G checked that
+	 * one). */
+	ck_assert_uint_ge(fetched_elsewhere(), fetched + 4);
+	/* H, not G or F, is remembered as bad. */
 	bad_list(client, list, sizeof(list));
-	ck_assert_msg(strstr(list, hurl) != NULL && strstr(list, gurl) == NULL,
+	ck_assert_msg(strstr(list, hurl) != NULL &&
+	        strstr(list, gurl) == NULL && strstr(list, furl) == NULL,
 	    "bad-intermediaries: %s", list);
 	/* A full peer gets it from the DHT. */
 	(void)snprintf(got, sizeof(got), "%s/%s.got", harness_dir(h),
@@ -175,8 +208,9 @@ START_TEST(test_hostile)
 	random_file(file);
 	conns = mesh_stat(bad, "intermediary.connections");
 	(void)snprintf(args, sizeof(args),
-	    "put --receipt-timeout %u --intermediary %s --intermediary %s %s",
-	    TIMEOUT_S * 5, hurl, gurl, file);
+	    "put --verify all --receipt-timeout %u --intermediary %s "
+	    "--intermediary %s --intermediary %s %s",
+	    TIMEOUT_S * 5, hurl, gurl, furl, file);
 	o = imdnet_remote(client, cert, args);
 	ck_assert_msg(o.status == 0, "the later put: %d %s", o.status, o.err);
 	ck_assert_msg(strstr(o.err, hurl) == NULL, "%s", o.err);

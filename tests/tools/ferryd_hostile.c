@@ -9,6 +9,9 @@
  *   forge     each receipt's signature is replaced with random bytes
  *   replay    each receipt is another block's, a storer's genuine
  *             signature, renamed for this block and this PUT
+ *   sybil     every PUT is answered "relayed", not relayed, and
+ *             answered with receipts that verify, signed by storers it
+ *             made up (HOSTILE_SYBILS keys of its own, fresh per run)
  * Any other value, or none, and it will not start: a test must not take
  * an honest daemon for a hostile one. Each tampering is logged (notice,
  * tag "hostile") for the test to wait on.
@@ -22,15 +25,20 @@
 
 #include <sodium.h>
 
+#include "core/identity.h"
 #include "daemon/ferryd.h"
 #include "intermediary/imd_tamper.h"
 #include "lib/log.h"
+
+#define HOSTILE_SYBILS 3 /* made-up storers: as many as a default put asks */
 
 struct hostile {
 	bool have_first;                 /* replay: a receipt to replay */
 	struct dhtmsg_receipt first;     /* the first genuine receipt */
 	struct dhtkey first_key;         /* its block */
 	unsigned long dropped, tampered; /* for the log */
+	struct identity *sybil[HOSTILE_SYBILS]; /* sybil: the storers */
+	struct dhtmsg_receipt made[HOSTILE_SYBILS];
 };
 
 static bool
@@ -97,6 +105,42 @@ hostile_replay(void *cls, struct rqueue_entry *e, size_t n)
 	return n;
 }
 
+/* A dropped PUT is "stored" by made-up peers, whose receipts verify. */
+static bool
+hostile_sybil(void *cls, const struct dhtkey *key, const struct dhtmsg_put *put,
+    struct dht_result *ret)
+{
+	struct hostile *h = cls;
+	uint8_t hash[DHTMSG_HASH_LEN];
+	unsigned n = put->replication < HOSTILE_SYBILS ? put->replication
+	                                               : HOSTILE_SYBILS;
+
+	dhtmsg_put_hash(key, put, hash);
+	for (unsigned i = 0; i < n; i++)
+		dhtmsg_receipt_sign(h->sybil[i], key, hash, put->expiry,
+		    &h->made[i]);
+	memset(ret, 0, sizeof(*ret));
+	ret->key = *key;
+	ret->receipts = n;
+	ret->receipt = h->made;
+	log_notice("made up %u receipts for dropped PUT %lu", n, h->dropped);
+	return true;
+}
+
+static int
+hostile_sybils(struct hostile *h)
+{
+	uint8_t seed[32];
+
+	for (int i = 0; i < HOSTILE_SYBILS; i++) {
+		randombytes_buf(seed, sizeof(seed));
+		if (identity_from_seed(seed, &h->sybil[i]) < 0)
+			return -1;
+	}
+	sodium_memzero(seed, sizeof(seed));
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -114,10 +158,14 @@ main(int argc, char **argv)
 		t.queue = hostile_forge;
 	else if (strcmp(mode, "replay") == 0)
 		t.queue = hostile_replay;
-	else {
+	else if (strcmp(mode, "sybil") == 0 && sodium_init() >= 0 &&
+	    hostile_sybils(&h) == 0) {
+		t.relay = hostile_relay;
+		t.fake = hostile_sybil;
+	} else {
 		fprintf(stderr,
 		    "ferryd_hostile: FERRY_HOSTILE must be drop, withhold, "
-		    "forge or replay, not '%s'\n",
+		    "forge, replay or sybil, not '%s'\n",
 		    mode);
 		return 2;
 	}
