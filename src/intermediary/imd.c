@@ -336,8 +336,7 @@ imd_open_queue(struct imd *imd, struct cfg *cfg, const char *state_dir)
 
 int
 imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    const char *state_dir, struct core *core, struct dht *dht,
-    struct imd **ret)
+    const char *state_dir, struct core *core, struct dht *dht, struct imd **ret)
 {
 	const struct identity *ident = core_ident(core);
 	struct imd_cfg c;
