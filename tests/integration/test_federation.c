@@ -16,6 +16,9 @@
  *     and before d1's acknowledgement reached it: d0, restarted, sends
  *     it again, d1 queues it once (queue_duplicate), and the client
  *     still sees each receipt once;
+ *   - 80 entries, more than a batch, with d1 killed while the client
+ *     is half way through them: each comes once, from the client's
+ *     cursor at d1 on;
  *   - claims that a client takes at another peer, sent to d0 by a
  *     hostile peer speaking the wire (tests/lib/dhtpeer.h), are refused
  *     and counted: the client's signature of a take at d1, a signature
@@ -293,21 +296,22 @@ check_receipt(const char *p, const char *lines)
 
 /* What a client has taken so far: each entry once, by its content. */
 struct taken {
-	char seen[64][400];
+	char seen[128][400];
 	unsigned n, receipts, dones;
 	unsigned long long cursor; /* at the intermediary taken from */
 };
 
-/* One take at intermediary i (long-polled wait s) into t; every entry
- * must be new and every receipt verify. */
+/* One take of at most max at intermediary i (long-polled wait s) into
+ * t; every entry must be new and every receipt verify. */
 static void
-take(int i, const char *key, const char *lines, unsigned wait, struct taken *t)
+take_max(int i, const char *key, const char *lines, unsigned wait, unsigned max,
+    struct taken *t)
 {
 	char target[128], *body = NULL, *p;
 	unsigned long long cur;
 
 	(void)snprintf(target, sizeof(target),
-	    "/v1/receipts?after=%llu&wait=%u", t->cursor, wait);
+	    "/v1/receipts?after=%llu&wait=%u&max=%u", t->cursor, wait, max);
 	ck_assert_int_eq(request(i, key, "GET", target, NULL, &body), 200);
 	ck_assert_int_eq(sscanf(body, "{\"cursor\": %llu", &cur), 1);
 	for (p = strstr(strstr(body, "\"entries\""), "{\"cursor\": ");
@@ -320,7 +324,7 @@ take(int i, const char *key, const char *lines, unsigned wait, struct taken *t)
 			ck_assert_msg(strncmp(t->seen[j], content, len) != 0 ||
 			        t->seen[j][len] != '\0',
 			    "delivered twice: %.*s", (int)len, content);
-		ck_assert_uint_lt(t->n, 64);
+		ck_assert_uint_lt(t->n, 128);
 		memcpy(t->seen[t->n], content, len);
 		t->seen[t->n++][len] = '\0';
 		if (strncmp(content, "\"type\": \"receipt\"", 17) == 0) {
@@ -332,6 +336,12 @@ take(int i, const char *key, const char *lines, unsigned wait, struct taken *t)
 	}
 	t->cursor = cur;
 	free(body);
+}
+
+static void
+take(int i, const char *key, const char *lines, unsigned wait, struct taken *t)
+{
+	take_max(i, key, lines, wait, 1000, t);
 }
 
 /* Uploads n blocks of 2000 bytes through intermediary i for key; the
@@ -441,6 +451,43 @@ START_TEST(test_forward_crash)
 }
 END_TEST
 
+/* 80 entries, more than one batch: d1 killed while the client is half
+ * way through them; after its restart the client goes on from its
+ * cursor there, and gets each entry once. */
+START_TEST(test_forward_restart_b)
+{
+	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
+	struct taken t = { 0 };
+	uint64_t end;
+	char *lines;
+
+	lines = upload(0, "restarter", 20);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 80,
+	    30000));
+	end = harness_now_ms() + 30000;
+	while (t.n < 30) {
+		ck_assert_msg(harness_now_ms() < end, "%u of 30 entries", t.n);
+		take_max(1, "restarter", lines, 3, 30, &t);
+	}
+	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
+	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
+	end = harness_now_ms() + 60000;
+	while (t.n < 80) {
+		ck_assert_msg(harness_now_ms() < end, "%u of 80 entries", t.n);
+		take_max(1, "restarter", lines, 3, 30, &t);
+	}
+	take(1, "restarter", lines, 2, &t);
+	ck_assert_uint_eq(t.n, 80);
+	ck_assert_uint_eq(t.receipts, 60);
+	end = harness_now_ms() + 10000;
+	while (mesh_stat(d[0], "intermediary.queue_entries") != 0) {
+		ck_assert_msg(harness_now_ms() < end, "d0 keeps entries");
+		harness_sleep_ms(200);
+	}
+	free(lines);
+}
+END_TEST
+
 /* An Authorization imd_sign makes (client key file key, for intermediary
  * id, time arg) as a HERE body, from ferry-protocol(7)'s layout. */
 static size_t
@@ -530,6 +577,7 @@ federation_suite(void)
 	tcase_add_test(tc, test_discovery);
 	tcase_add_test(tc, test_forward);
 	tcase_add_test(tc, test_forward_crash);
+	tcase_add_test(tc, test_forward_restart_b);
 	tcase_add_test(tc, test_forged_claims);
 	suite_add_tcase(s, tc);
 	return s;
