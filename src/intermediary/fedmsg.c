@@ -128,50 +128,15 @@ fedmsg_here_decode(const uint8_t *p, size_t len, struct fedmsg_here *ret)
 	return 0;
 }
 
-static const int fedmsg_errnos[FEDMSG_STATUS_MAX + 1] = {
-	0,
-	-EIO,
-	-ENOSPC,
-	-EDQUOT,
-	-EHOSTUNREACH,
-	-ETIMEDOUT,
-	-EAGAIN,
-	-EBADMSG,
-};
-
-uint8_t
-fedmsg_status_code(int status)
-{
-	for (uint8_t i = 0; i < FEDMSG_STATUS_MAX; i++)
-		if (fedmsg_errnos[i] == status)
-			return i;
-	return FEDMSG_STATUS_MAX; /* refused: any other end */
-}
-
-int
-fedmsg_status_errno(uint8_t code)
-{
-	return code <= FEDMSG_STATUS_MAX ? fedmsg_errnos[code] : -EBADMSG;
-}
-
 static void
 fedmsg_entry_encode(const struct rqueue_entry *e, uint8_t *p)
 {
-	memset(p, 0, FEDMSG_ENTRY_LEN);
 	wire_put64(p, e->cursor);
-	p[8] = (uint8_t)e->type;
-	memcpy(p + 12, e->key.b, DHTKEY_LEN);
-	memcpy(p + 44, e->put_hash, DHTMSG_HASH_LEN);
-	if (e->type == RQUEUE_DONE) {
-		p[9] = fedmsg_status_code(e->status);
-		wire_put16(p + 10,
-		    (uint16_t)(e->receipts > UINT16_MAX ? UINT16_MAX
-		                                        : e->receipts));
-		return;
-	}
-	memcpy(p + 76, e->receipt.storer_pk, FERRY_PUBKEY_LEN);
-	wire_put64(p + 108, e->receipt.expiry);
-	memcpy(p + 116, e->receipt.sig, FERRY_SIG_LEN);
+	memcpy(p + 8, e->key.b, DHTKEY_LEN);
+	memcpy(p + 40, e->put_hash, DHTMSG_HASH_LEN);
+	memcpy(p + 72, e->receipt.storer_pk, FERRY_PUBKEY_LEN);
+	wire_put64(p + 104, e->receipt.expiry);
+	memcpy(p + 112, e->receipt.sig, FERRY_SIG_LEN);
 }
 
 size_t
@@ -188,39 +153,20 @@ fedmsg_entries_encode(const uint8_t client[AUTH_KEY_LEN],
 	return FEDMSG_ENTRIES_HEAD + n * FEDMSG_ENTRY_LEN;
 }
 
-static bool
-fedmsg_zero(const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != 0)
-			return false;
-	return true;
-}
-
 /* One entry at p; false if malformed. */
 static bool
 fedmsg_entry_decode(const uint8_t *p, struct rqueue_entry *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->cursor = wire_get64(p);
-	memcpy(e->key.b, p + 12, DHTKEY_LEN);
-	memcpy(e->put_hash, p + 44, DHTMSG_HASH_LEN);
-	if (e->cursor == 0 || e->cursor > INT64_MAX)
-		return false;
-	if (p[8] == RQUEUE_DONE) {
-		e->type = RQUEUE_DONE;
-		e->status = fedmsg_status_errno(p[9]);
-		e->receipts = wire_get16(p + 10);
-		return p[9] <= FEDMSG_STATUS_MAX && fedmsg_zero(p + 76, 104);
-	}
-	if (p[8] != RQUEUE_RECEIPT || !fedmsg_zero(p + 9, 3))
-		return false;
 	e->type = RQUEUE_RECEIPT;
+	memcpy(e->key.b, p + 8, DHTKEY_LEN);
+	memcpy(e->put_hash, p + 40, DHTMSG_HASH_LEN);
 	memcpy(e->receipt.put_hash, e->put_hash, DHTMSG_HASH_LEN);
-	memcpy(e->receipt.storer_pk, p + 76, FERRY_PUBKEY_LEN);
-	e->receipt.expiry = wire_get64(p + 108);
-	memcpy(e->receipt.sig, p + 116, FERRY_SIG_LEN);
-	return true;
+	memcpy(e->receipt.storer_pk, p + 72, FERRY_PUBKEY_LEN);
+	e->receipt.expiry = wire_get64(p + 104);
+	memcpy(e->receipt.sig, p + 112, FERRY_SIG_LEN);
+	return e->cursor != 0 && e->cursor <= INT64_MAX;
 }
 
 int

@@ -20,16 +20,16 @@
  *   44 u8  nonce[16]
  *   60 u8  sig[64]      over the sender's id, "GET" and target
  *  124 u8  target[target_len]  printable ASCII, starting /v1/receipts
- * ENTRIES (0x0302): queued entries of a client, sender's cursors
+ * ENTRIES (0x0302): receipts queued for a client, sender's cursors
  *    0 u8  version      1
  *    1 u8  reserved     0
  *    2 u16 n            1..FEDMSG_ENTRIES_MAX
  *    4 u8  client[32]
- *   36 entries[n], FEDMSG_ENTRY_LEN each, cursors growing:
- *      0 u64 cursor  8 u8 type (1 receipt, 2 done)  9 u8 status (done)
- *     10 u16 receipts (done)  12 u8 key[32]  44 u8 put_hash[32]
- *     76 u8 storer[32]  108 u64 expiry  116 u8 sig[64]  (receipt)
- *     the fields of the other type are zero
+ *   36 receipts[n], FEDMSG_ENTRY_LEN each, cursors growing:
+ *      0 u64 cursor  8 u8 key[32]  40 u8 put_hash[32]
+ *     72 u8 storer[32]  104 u64 expiry  112 u8 sig[64]
+ *   (the ends of relays, the sender's word on its own relays, are not
+ *   forwarded)
  * ACK (0x0303): the entries up to cursor are held by the sender
  *    0 u8  version      1
  *    1 u8  status       FEDMSG_ACK_*
@@ -55,7 +55,7 @@
 #define FEDMSG_TARGET_MAX   512
 #define FEDMSG_HERE_FIXED   124
 #define FEDMSG_ENTRIES_MAX  64
-#define FEDMSG_ENTRY_LEN    180
+#define FEDMSG_ENTRY_LEN    176
 #define FEDMSG_ENTRIES_HEAD 36
 #define FEDMSG_ENTRIES_SIZE_MAX                                                \
 	(FEDMSG_ENTRIES_HEAD + FEDMSG_ENTRIES_MAX * FEDMSG_ENTRY_LEN)
@@ -109,27 +109,18 @@ size_t fedmsg_here_encode(const struct fedmsg_here *h, uint8_t *p);
 /* 0 or -EBADMSG (see the layout; the signature is not checked). */
 int fedmsg_here_decode(const uint8_t *p, size_t len, struct fedmsg_here *ret);
 
-/* ENTRIES of n (1..FEDMSG_ENTRIES_MAX) entries e for client, cursors
- * being e's; its length. e must be valid (fedmsg_entries_decode would
- * take it). */
+/* ENTRIES of n (1..FEDMSG_ENTRIES_MAX) receipts e (RQUEUE_RECEIPT
+ * entries) for client, cursors being e's; its length. */
 size_t fedmsg_entries_encode(const uint8_t client[AUTH_KEY_LEN],
     const struct rqueue_entry *e, size_t n, uint8_t *p);
 /* Decodes ENTRIES into ret (room for FEDMSG_ENTRIES_MAX), n in *ret_n:
  * 0 or -EBADMSG (a length that is not the one n gives, a cursor 0, over
- * INT64_MAX or not above the one before, a type unknown, a status
- * unknown, a field of the other type not zero). Receipts' signatures
- * are not checked. */
+ * INT64_MAX or not above the one before). Receipts' signatures are not
+ * checked. */
 int fedmsg_entries_decode(const uint8_t *p, size_t len,
     uint8_t ret_client[AUTH_KEY_LEN], struct rqueue_entry *ret, size_t *ret_n);
 
 void fedmsg_ack_encode(const struct fedmsg_ack *a, uint8_t p[FEDMSG_ACK_LEN]);
 int fedmsg_ack_decode(const uint8_t *p, size_t len, struct fedmsg_ack *ret);
-
-/* A DONE entry's status as sent (the word ferry-intermediary(7) names
- * it by: 0 ok, 1 partial, 2 full, 3 quota, 4 unreachable, 5 timeout,
- * 6 busy, 7 refused), and back to the errno the queue keeps. */
-uint8_t fedmsg_status_code(int status);
-int fedmsg_status_errno(uint8_t code);
-#define FEDMSG_STATUS_MAX 7
 
 #endif /* FERRY_INTERMEDIARY_FEDMSG_H */

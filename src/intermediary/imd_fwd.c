@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Forwarding a client's queued entries to the intermediary it takes
+ * Forwarding a client's queued receipts to the intermediary it takes
  * them at, intermediary layer (ferry-intermediary(7) FEDERATION; "A"
  * there). A HERE from intermediary B is taken only if it carries the
  * client's own signature of a take of its receipts at B (the peer the
@@ -14,7 +14,8 @@
  *                  IDLE                   v ACK full/failed: IDLE, later
  *
  * The take after an ACK names the acknowledged cursor, which deletes
- * the entries B holds (durably: B acknowledges after its write). One
+ * the entries B holds (durably: B acknowledges after its write); the
+ * ends of relays, which are not forwarded, go with the receipts. One
  * batch of at most FEDMSG_ENTRIES_MAX entries is out per client, and
  * FORWARD_IN_FLIGHT takes and batches in all; clients that find none
  * free wait in turn. A client is forwarded until no HERE came for 4
@@ -147,6 +148,8 @@ imd_fwd_got(void *cls, int status, const struct rqueue_entry *e, size_t n,
     bool more)
 {
 	struct imd_fwd *w = cls;
+	struct rqueue_entry r[FEDMSG_ENTRIES_MAX];
+	size_t m = 0;
 
 	(void)more; /* the take after the ACK reads them */
 	w->take = NULL;
@@ -166,7 +169,20 @@ imd_fwd_got(void *cls, int status, const struct rqueue_entry *e, size_t n,
 			imd_fwd_run(w);
 		return;
 	}
-	imd_fwd_send(w, e, n);
+	/* The storing peers' receipts only: an end of a relay is this
+	 * intermediary's word on its own relay, which the client hears
+	 * here; elsewhere it would read as the end of that one's. */
+	for (size_t i = 0; i < n && m < FEDMSG_ENTRIES_MAX; i++)
+		if (e[i].type == RQUEUE_RECEIPT)
+			r[m++] = e[i];
+	if (m == 0) {
+		/* Nothing to send: the next take deletes them. */
+		w->acked = e[n - 1].cursor;
+		imd_fwd_release(w, false);
+		imd_fwd_run(w);
+		return;
+	}
+	imd_fwd_send(w, r, m);
 }
 
 /* Takes the next entries past acked, when nothing is out. */

@@ -111,12 +111,9 @@ def here(tl=None, version=1, tgt=target):
         bytes(range(16)) + bytes(64) + tgt
 
 
-def entry(cursor, kind=1, status=0, receipts=0):
-    if kind == 2:
-        return struct.pack(">QBBH", cursor, 2, status, receipts) + \
-            b"\x11" * 64 + bytes(104)
-    return struct.pack(">QBBH", cursor, 1, 0, 0) + b"\x11" * 64 + \
-        b"\x22" * 32 + struct.pack(">Q", 1800000000) + b"\x33" * 64
+def entry(cursor):
+    return struct.pack(">Q", cursor) + b"\x11" * 64 + b"\x22" * 32 + \
+        struct.pack(">Q", 1800000000) + b"\x33" * 64
 
 
 def entries(*es, n=None):
@@ -140,11 +137,11 @@ fedmsg = [b"\x00" + v for v in [
     here(), here(tl=27), here(version=2), here(tgt=b"/v1/blocks"),
     here(tgt=b"/v1/receiptsX"), here(tgt=b"/v1/receipts"),
 ]] + [b"\x02" + v for v in [
-    entries(entry(1), entry(2, 2, 0, 1)),
-    entries(entry(5, 2, 7, 3)),
+    entries(entry(1), entry(3)),
+    entries(*[entry(i + 1) for i in range(64)]),
     entries(entry(2), entry(2)),
     entries(entry(0)),
-    entries(entry(1, 2, 9)),
+    entries(entry(1 << 63)),
     entries(entry(1), n=2),
     entries(),
 ]] + [b"\x03" + v for v in [

@@ -3,7 +3,7 @@
  * The federation's formats (src/intermediary/fedmsg.c) at their edges:
  * an announcement keeps whole HELOs only, as many as fit; each message
  * refuses what ferry-protocol(7) INTERMEDIARY MESSAGES says a receiver
- * drops; a relay's end keeps its status word across the wire.
+ * drops; 64 receipts, the most of one ENTRIES, cross whole.
  */
 #include <errno.h>
 #include <string.h>
@@ -86,37 +86,50 @@ END_TEST
 
 START_TEST(test_entries)
 {
-	static const int ends[] = { 0, -EIO, -ENOSPC, -EDQUOT, -EHOSTUNREACH,
-		-ETIMEDOUT, -EAGAIN, -EBADMSG };
 	uint8_t m[FEDMSG_ENTRIES_SIZE_MAX], client[AUTH_KEY_LEN];
 	uint8_t c[AUTH_KEY_LEN] = { 9 };
 	struct rqueue_entry e[FEDMSG_ENTRIES_MAX], back[FEDMSG_ENTRIES_MAX];
 	size_t len, n;
 
 	memset(e, 0, sizeof(e));
-	for (size_t i = 0; i < 8; i++) {
-		e[i].cursor = 10 + i;
-		e[i].type = RQUEUE_DONE;
-		e[i].status = ends[i];
-		e[i].receipts = (unsigned)i;
+	for (size_t i = 0; i < FEDMSG_ENTRIES_MAX; i++) {
+		e[i].cursor = 10 + 2 * i;
+		e[i].type = RQUEUE_RECEIPT;
+		memset(e[i].key.b, (int)i, sizeof(e[i].key.b));
+		memset(e[i].put_hash, (int)i + 1, sizeof(e[i].put_hash));
+		memcpy(e[i].receipt.put_hash, e[i].put_hash,
+		    sizeof(e[i].put_hash));
+		memset(e[i].receipt.storer_pk, 3,
+		    sizeof(e[i].receipt.storer_pk));
+		memset(e[i].receipt.sig, 4, sizeof(e[i].receipt.sig));
+		e[i].receipt.expiry = 1800000000 + i;
 	}
-	len = fedmsg_entries_encode(c, e, 8, m);
+	len = fedmsg_entries_encode(c, e, FEDMSG_ENTRIES_MAX, m);
+	ck_assert_uint_eq(len, FEDMSG_ENTRIES_SIZE_MAX);
 	ck_assert_int_eq(fedmsg_entries_decode(m, len, client, back, &n), 0);
-	ck_assert_uint_eq(n, 8);
-	for (size_t i = 0; i < 8; i++)
-		ck_assert_int_eq(back[i].status, ends[i]);
-	/* Any other end is "refused". */
-	ck_assert_uint_eq(fedmsg_status_code(-EPROTO), FEDMSG_STATUS_MAX);
-	/* Cursors must grow; a DONE's receipt fields must be zero. */
+	ck_assert_uint_eq(n, FEDMSG_ENTRIES_MAX);
+	ck_assert_mem_eq(client, c, sizeof(c));
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(back[i].cursor, e[i].cursor);
+		ck_assert_int_eq(back[i].type, RQUEUE_RECEIPT);
+		ck_assert_mem_eq(&back[i].receipt, &e[i].receipt,
+		    sizeof(e[i].receipt));
+	}
+	/* Cursors must grow, and be neither 0 nor over INT64_MAX. */
 	wire_put64(m + FEDMSG_ENTRIES_HEAD + FEDMSG_ENTRY_LEN, 10);
 	ck_assert_int_eq(fedmsg_entries_decode(m, len, client, back, &n),
 	    -EBADMSG);
-	len = fedmsg_entries_encode(c, e, 8, m);
-	m[FEDMSG_ENTRIES_HEAD + 100] = 1;
+	len = fedmsg_entries_encode(c, e, 1, m);
+	wire_put64(m + FEDMSG_ENTRIES_HEAD, 0);
 	ck_assert_int_eq(fedmsg_entries_decode(m, len, client, back, &n),
 	    -EBADMSG);
-	/* n of none, or past the bound. */
+	wire_put64(m + FEDMSG_ENTRIES_HEAD, (uint64_t)INT64_MAX + 1);
+	ck_assert_int_eq(fedmsg_entries_decode(m, len, client, back, &n),
+	    -EBADMSG);
+	/* n of none, past the bound, or not what the length gives. */
 	len = fedmsg_entries_encode(c, e, 1, m);
+	ck_assert_int_eq(fedmsg_entries_decode(m, len - 1, client, back, &n),
+	    -EBADMSG);
 	wire_put16(m + 2, 0);
 	ck_assert_int_eq(fedmsg_entries_decode(m, FEDMSG_ENTRIES_HEAD, client,
 	                     back, &n),

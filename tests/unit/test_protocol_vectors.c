@@ -307,27 +307,19 @@ static const struct vector vectors[] = {
 	    "26776169743d3330",
 	    false },
 	{ "imd_entries_a",
-	    "0100000203a107bff3ce10be1d70dd18e74bc09967e4d630"
-	    "9ba50d5f1ddc8664125531b8000000000000000101000000"
-	    "be586f7d12901bd697879b26d53a79b7e535106d4f1dfe43"
-	    "90352f7f59bb62d111111111111111111111111111111111"
-	    "1111111111111111111111111111111129acbae141bccaf0"
-	    "b22e1a94d34d0bc7361e526d0bfe12c89794bc9322966dd7"
-	    "000000006b49d200ee6c02d635ccc57dd11985244a0d3f43"
-	    "0efd80684abd10d398b36c50c2326cd025977df9207c8832"
-	    "2bd8bf39f2038ca9958a69858b10b5fd62d78b4429c1a403"
-	    "000000000000000202000001be586f7d12901bd697879b26"
-	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d111111111"
-	    "111111111111111111111111111111111111111111111111"
-	    "111111110000000000000000000000000000000000000000"
-	    "000000000000000000000000000000000000000000000000"
-	    "000000000000000000000000000000000000000000000000"
-	    "000000000000000000000000000000000000000000000000"
-	    "000000000000000000000000",
+	    "0100000103a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b80000000000000001be586f7d"
+	    "12901bd697879b26d53a79b7e535106d4f1dfe4390352f7f"
+	    "59bb62d11111111111111111111111111111111111111111"
+	    "11111111111111111111111129acbae141bccaf0b22e1a94"
+	    "d34d0bc7361e526d0bfe12c89794bc9322966dd700000000"
+	    "6b49d200ee6c02d635ccc57dd11985244a0d3f430efd8068"
+	    "4abd10d398b36c50c2326cd025977df9207c88322bd8bf39"
+	    "f2038ca9958a69858b10b5fd62d78b4429c1a403",
 	    false },
 	{ "imd_ack_b",
 	    "0100000003a107bff3ce10be1d70dd18e74bc09967e4d630"
-	    "9ba50d5f1ddc8664125531b80000000000000002",
+	    "9ba50d5f1ddc8664125531b80000000000000001",
 	    false },
 	{ "tcp_welcome_a",
 	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
@@ -870,14 +862,13 @@ END_TEST
  * whose key is A's took "/v1/receipts?after=0&wait=30" at B at NOW_S
  * with the nonce 00..0f; A's ENTRIES forwarding that client's receipt
  * by B for the key BLAKE2b-256("ferry") and put_hash 32 bytes of 0x11
- * (cursor 1, expiry 1800000000) and the relay's end (cursor 2, ok, 1
- * receipt); B's ACK up to cursor 2.
+ * (cursor 1, expiry 1800000000); B's ACK up to cursor 1.
  */
 START_TEST(test_imd_federation)
 {
 	static const char target[] = "/v1/receipts?after=0&wait=30";
 	uint8_t topic[32], msg[FEDMSG_ENTRIES_SIZE_MAX], signed_[128], *q;
-	struct rqueue_entry e[2], back[FEDMSG_ENTRIES_MAX];
+	struct rqueue_entry e[1], back[FEDMSG_ENTRIES_MAX];
 	uint8_t client[AUTH_KEY_LEN];
 	struct fedmsg_announce an;
 	struct fedmsg_here here, hb;
@@ -929,28 +920,21 @@ START_TEST(test_imd_federation)
 	memset(e[0].put_hash, 0x11, sizeof(e[0].put_hash));
 	dhtmsg_receipt_sign(id_b, &e[0].key, e[0].put_hash, 1800000000,
 	    &e[0].receipt);
-	e[1].cursor = 2;
-	e[1].type = RQUEUE_DONE;
-	e[1].key = e[0].key;
-	memcpy(e[1].put_hash, e[0].put_hash, sizeof(e[1].put_hash));
-	e[1].receipts = 1;
-	len = fedmsg_entries_encode(id_a->pk, e, 2, msg);
+	len = fedmsg_entries_encode(id_a->pk, e, 1, msg);
 	check_vector("imd_entries_a", msg, len);
 	ck_assert_int_eq(fedmsg_entries_decode(msg, len, client, back, &n), 0);
-	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(n, 1);
 	ck_assert_mem_eq(client, id_a->pk, AUTH_KEY_LEN);
 	ck_assert_mem_eq(&back[0].receipt, &e[0].receipt, sizeof(e[0].receipt));
-	ck_assert_int_eq(back[1].status, 0);
-	ck_assert_uint_eq(back[1].receipts, 1);
 
 	memset(&ack, 0, sizeof(ack));
 	ack.status = FEDMSG_ACK_HELD;
 	memcpy(ack.client, id_a->pk, AUTH_KEY_LEN);
-	ack.cursor = 2;
+	ack.cursor = 1;
 	fedmsg_ack_encode(&ack, msg);
 	check_vector("imd_ack_b", msg, FEDMSG_ACK_LEN);
 	ck_assert_int_eq(fedmsg_ack_decode(msg, FEDMSG_ACK_LEN, &ab), 0);
-	ck_assert_uint_eq(ab.cursor, 2);
+	ck_assert_uint_eq(ab.cursor, 1);
 }
 END_TEST
 
