@@ -154,6 +154,8 @@ imd_authorize(struct imd *imd, struct httpd_req *req, struct auth *ret)
 		    "too many requests in the window");
 		return false;
 	}
+	/* The client is here: what is queued here for it stays here. */
+	imd_fwd_local(imd, a.client);
 	cl = imd_client_get(imd, a.client);
 	if (cl == NULL || !imd_client_take(imd, cl)) {
 		(*imd->c.rate)++;

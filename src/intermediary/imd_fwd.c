@@ -19,7 +19,10 @@
  * batch of at most FEDMSG_ENTRIES_MAX entries is out per client, and
  * FORWARD_IN_FLIGHT takes and batches in all; clients that find none
  * free wait in turn. A client is forwarded until no HERE came for 4
- * HERE_INTERVALs and nothing is out.
+ * HERE_INTERVALs and nothing is out, or once the client makes a
+ * request here itself: then it is here, and its entries stay (a
+ * relay's receipts pushed just after the client's upload here would
+ * otherwise go to where it was before).
  */
 #define LOG_TAG "intermediary"
 #include "intermediary/imd_int.h"
@@ -51,6 +54,8 @@ struct imd_fwd {
 	bool again;                   /* entries came while busy */
 	bool resend;                  /* the next batch is one sent again */
 	bool waiting;                 /* in fwd_waiting */
+	bool local;                   /* the client came here: end once
+				       * nothing is out */
 	TAILQ_ENTRY(imd_fwd) link;    /* fwd_list */
 	TAILQ_ENTRY(imd_fwd) wlink;   /* fwd_waiting */
 };
@@ -197,6 +202,10 @@ imd_fwd_run(struct imd_fwd *w)
 		w->again = true;
 		return;
 	}
+	if (w->local) {
+		imd_fwd_free(w, true);
+		return;
+	}
 	if (w->due_us != 0 && time_mono_us() < w->due_us)
 		return; /* a retry waits for its time; the tick runs it */
 	w->again = false;
@@ -283,6 +292,7 @@ imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 	}
 	memcpy(w->to, from, AUTH_ID_LEN);
 	w->claimed_us = time_mono_us();
+	w->local = false;
 	imd_fwd_run(w);
 }
 
@@ -321,6 +331,22 @@ imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 		w->due_us = time_mono_us() + imd->cfg.fed.timeout_us;
 		break;
 	}
+}
+
+void
+imd_fwd_local(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
+{
+	struct imd_fwd *w = imd->fed.fwds != NULL
+	    ? map_get(imd->fed.fwds, client, AUTH_KEY_LEN)
+	    : NULL;
+
+	if (w == NULL)
+		return;
+	/* A batch out is let end (its entries are the other's now, or come
+	 * again); nothing more goes. */
+	w->local = true;
+	if (w->take == NULL && w->sent_top == 0)
+		imd_fwd_free(w, true);
 }
 
 void

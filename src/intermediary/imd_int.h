@@ -268,6 +268,9 @@ void imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
     const uint8_t *body, size_t len);
 void imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
     const uint8_t *body, size_t len);
+/* client made an authenticated request here: its entries are no longer
+ * forwarded elsewhere (until another HERE). */
+void imd_fwd_local(struct imd *imd, const uint8_t client[AUTH_KEY_LEN]);
 /* Entries were queued for client: a forward of them goes on. */
 void imd_fwd_kick(struct imd *imd, const uint8_t client[AUTH_KEY_LEN]);
 void imd_fwd_tick(struct imd *imd, uint64_t now_us);
