@@ -20,6 +20,8 @@
  *   - 60 receipts, more than a batch, with d1 killed while the client
  *     is half way through them: each comes once, from the client's
  *     cursor at d1 on;
+ *   - a client seen at d1 that comes back to d0 and puts there gets all
+ *     it queues there at d0: its own request ended d0's forwarding;
  *   - claims that a client takes at another peer, sent to d0 by a
  *     hostile peer speaking the wire (tests/lib/dhtpeer.h), are refused
  *     and counted: the client's signature of a take at d1, a signature
@@ -490,6 +492,39 @@ START_TEST(test_forward_restart_b)
 }
 END_TEST
 
+/* A client seen at d1 comes back to d0 and puts there: what d0 queues
+ * for it stays at d0 (its request at d0 ended the forwarding), all of
+ * it, ends of relays too. */
+START_TEST(test_come_back)
+{
+	uint64_t here = mesh_stat(d[0], "intermediary.fed_here_accepted");
+	uint64_t sent = mesh_stat(d[0], "intermediary.fed_batches_sent");
+	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
+	struct taken t = { 0 }, t1 = { 0 };
+	uint64_t end;
+	char *lines;
+
+	take(1, "returner", "", 0, &t1);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.fed_here_accepted",
+	    here + 1, 10000));
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_forwarding"), 1);
+	lines = upload(0, "returner", 3);
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_forwarding"), 0);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
+	    20000));
+	end = harness_now_ms() + 30000;
+	while (t.n < 12) {
+		ck_assert_msg(harness_now_ms() < end, "%u of 12 entries", t.n);
+		take(0, "returner", lines, 3, &t);
+	}
+	ck_assert_uint_eq(t.receipts, 9);
+	ck_assert_uint_eq(t.dones, 3);
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_batches_sent"),
+	    sent);
+	free(lines);
+}
+END_TEST
+
 /* An Authorization imd_sign makes (client key file key, for intermediary
  * id, time arg) as a HERE body, from ferry-protocol(7)'s layout. */
 static size_t
@@ -580,6 +615,7 @@ federation_suite(void)
 	tcase_add_test(tc, test_forward);
 	tcase_add_test(tc, test_forward_crash);
 	tcase_add_test(tc, test_forward_restart_b);
+	tcase_add_test(tc, test_come_back);
 	tcase_add_test(tc, test_forged_claims);
 	suite_add_tcase(s, tc);
 	return s;
