@@ -149,6 +149,12 @@ struct ferry_peer_id {
 #define FERRY_MSG_DHT_ACK	0x0114	/* a large answer follows */
 #define FERRY_MSG_DHT_RECORDS	0x0115	/* records, answering RGET */
 #define FERRY_MSG_STORAGE_MIN	0x0200	/* 0x0200-0x02ff: storage */
+#define FERRY_MSG_IMD_MIN	0x0300	/* 0x0300-0x03ff: intermediaries */
+#define FERRY_MSG_IMD_MAX	0x03ff
+/* The federation of intermediaries (ferry-protocol(7)) */
+#define FERRY_MSG_IMD_HERE	0x0301	/* a client takes its receipts here */
+#define FERRY_MSG_IMD_ENTRIES	0x0302	/* its queued entries, forwarded */
+#define FERRY_MSG_IMD_ACK	0x0303	/* entries held up to a cursor */
 #define FERRY_APP_TYPE_MIN	0x0400	/* applications: 0x0400-0xffff */
 
 /*

@@ -407,8 +407,8 @@ ferryd_service_shutdown(struct ferryd *d)
 static int
 ferryd_imd_init(struct ferryd *d)
 {
-	return imd_new(d->base, d->cfg, d->stats, d->state_dir,
-	    core_ident(d->core), dhtnode_dht(d->dht), &d->imd);
+	return imd_new(d->base, d->cfg, d->stats, d->state_dir, d->core,
+	    dhtnode_dht(d->dht), &d->imd);
 }
 
 static int

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "core/core.h"
 #include "core/identity.h"
 #include "intermediary/nonces.h"
 #include "intermediary/rqueue.h"
@@ -60,6 +61,26 @@ static const struct stats_slot imd_slots[] = {
 	C(in_flight_waits),
 	C(blocks_fetched),
 	C(blocks_missing),
+	C(fed_announced),
+	C(fed_announce_failed),
+	C(fed_lookups),
+	C(fed_lookup_failed),
+	C(fed_records_bad),
+	C(fed_msg_bad),
+	C(fed_here_sent),
+	C(fed_here_accepted),
+	C(fed_here_forged),
+	C(fed_here_stale),
+	C(fed_here_dropped),
+	C(fed_batches_sent),
+	C(fed_batches_resent),
+	C(fed_entries_forwarded),
+	C(fed_batches_received),
+	C(fed_entries_received),
+	C(fed_entries_unwanted),
+	C(fed_receipts_bad),
+	C(fed_acks_bad),
+	C(fed_forwarding),
 };
 #undef C
 #undef H
@@ -133,6 +154,8 @@ imd_authorize(struct imd *imd, struct httpd_req *req, struct auth *ret)
 		    "too many requests in the window");
 		return false;
 	}
+	/* The client is here: what is queued here for it stays here. */
+	imd_fwd_local(imd, a.client);
 	cl = imd_client_get(imd, a.client);
 	if (cl == NULL || !imd_client_take(imd, cl)) {
 		(*imd->c.rate)++;
@@ -190,7 +213,7 @@ imd_on_head(void *cls, struct httpd_req *req)
 		if (!get)
 			imd_wrong_method(imd, req, "GET");
 		else if (imd_authorize(imd, req, &a))
-			imd_receipts_start(imd, req, a.client);
+			imd_receipts_start(imd, req, &a);
 	} else if (strncmp(t, "/v1/blocks/", 11) == 0) {
 		if (!get)
 			imd_wrong_method(imd, req, "GET");
@@ -315,9 +338,9 @@ imd_open_queue(struct imd *imd, struct cfg *cfg, const char *state_dir)
 
 int
 imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    const char *state_dir, const struct identity *ident, struct dht *dht,
-    struct imd **ret)
+    const char *state_dir, struct core *core, struct dht *dht, struct imd **ret)
 {
+	const struct identity *ident = core_ident(core);
 	struct imd_cfg c;
 	struct imd *imd;
 	int r;
@@ -363,6 +386,13 @@ imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
 	r = imd_start_http(imd);
 	if (r < 0)
 		goto fail;
+	r = imd_net_attach(imd, core);
+	if (r == 0)
+		r = imd_fed_start(imd);
+	if (r < 0) {
+		log_err_errno(r, "cannot start the federation");
+		goto fail;
+	}
 	log_notice("intermediary listening on %s (%s)", c.listen, c.public_url);
 	*ret = imd;
 	return 0;
@@ -399,6 +429,9 @@ imd_reload(struct imd *imd, struct cfg *cfg)
 	imd->cfg.client_quota = c.client_quota;
 	imd->cfg.max_in_flight = c.max_in_flight;
 	imd->cfg.max_nonces = c.max_nonces;
+	imd->cfg.fed = c.fed;
+	ratelimit_init(&imd->fed.here_rl, c.fed.here_rate,
+	    2.0 * c.fed.here_rate);
 	httpd_set_cfg(imd->http, &c.http);
 	nonces_set_max(imd->nonces, c.max_nonces);
 	/* More room may let waiting uploads go on. */
@@ -411,11 +444,14 @@ imd_free(struct imd *imd)
 {
 	if (imd == NULL)
 		return;
+	imd_net_detach(imd);
 	httpd_free(imd->http);
 	imd_upload_detach(imd);
 	imd_fetch_detach(imd);
-	/* Its callbacks (pushes ending) use only counters and imd. */
+	/* Its callbacks (pushes ending, forwarding takes cancelled) use
+	 * only counters and imd, and send nothing once detached. */
 	rqueue_free(imd->queue);
+	imd_fed_stop(imd);
 	if (imd->wake != NULL)
 		event_free(imd->wake);
 	nonces_free(imd->nonces);

@@ -17,7 +17,7 @@
 
 struct event_base;
 struct stats;
-struct identity;
+struct core;
 struct dht;
 struct imd;
 
@@ -30,11 +30,14 @@ int imd_config_check(struct cfg *cfg);
  * certificate and key, opens the receipt queue (RQUEUE_DB_FILE in
  * state_dir; this blocks while it checks the database) and listens.
  * *ret is NULL when the role is off.
- * ident (this peer's, borrowed) names the intermediary; dht (borrowed;
- * NULL without the DHT, which the role needs) relays. 0, -EINVAL (a
- * problem logged), -EADDRINUSE and the like, -ENOMEM. */
+ * core (borrowed, outlives the intermediary): its identity names the
+ * intermediary, and its links carry the federation's messages (the
+ * handler of FERRY_MSG_IMD_MIN..MAX is set); dht (borrowed; NULL without
+ * the DHT, which the role needs) relays, and announces and finds the
+ * other intermediaries. 0, -EINVAL (a problem logged), -EADDRINUSE and
+ * the like, -ENOMEM. */
 int imd_new(struct event_base *base, struct cfg *cfg, struct stats *stats,
-    const char *state_dir, const struct identity *ident, struct dht *dht,
+    const char *state_dir, struct core *core, struct dht *dht,
     struct imd **ret);
 /* Applies the bounds, rates and timeouts of a checked cfg; LISTEN and
  * the TLS files need a restart (said once in the log). NULL imd: the

@@ -37,6 +37,20 @@ const struct cfg_schema_key imd_cfg_keys[] = {
 	    "block bytes relayed and not yet answered by the DHT; uploads wait past it" },
 	{ "intermediary", "MAX_NONCES", "262144",
 	    "request nonces remembered against replay; requests wait (503) when it is full" },
+	{ "intermediary", "ANNOUNCE_LIFETIME", "1 h",
+	    "how long the announcement in the DHT lasts; made again each third of it (at most the storing peers' [dht] RECORD_LIFETIME)" },
+	{ "intermediary", "LOOKUP_INTERVAL", "60 s",
+	    "how often the other intermediaries are looked up in the DHT (and a failed announcement made again)" },
+	{ "intermediary", "HERE_INTERVAL", "30 s",
+	    "a client's takes here are told to the other intermediaries at most this often" },
+	{ "intermediary", "FORWARD_TIMEOUT", "10 s",
+	    "a batch of entries forwarded and not acknowledged within this is sent again" },
+	{ "intermediary", "FORWARD_IN_FLIGHT", "16",
+	    "batches forwarded and not yet acknowledged, all clients together" },
+	{ "intermediary", "FORWARD_CLIENTS", "1024",
+	    "clients forwarded to another intermediary at once, and clients whose takes here are told" },
+	{ "intermediary", "HERE_RATE", "100",
+	    "other intermediaries' claims that a client takes there, checked a second (bursts of twice that)" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -115,6 +129,36 @@ imd_cfg_limits(struct cfg *cfg, struct imd_cfg *c)
 }
 
 int
+imd_cfg_fed(struct cfg *cfg, struct imd_fed_cfg *ret)
+{
+	struct imd_fed_cfg f;
+	uint64_t v;
+
+	if (cfg_get_duration(cfg, S, "ANNOUNCE_LIFETIME", 10000000,
+	        86400000000ull, &v) < 0)
+		return imd_cfg_fail(cfg);
+	f.lifetime_s = v / 1000000;
+	if (cfg_get_duration(cfg, S, "LOOKUP_INTERVAL", 1000000, 86400000000ull,
+	        &f.lookup_us) < 0 ||
+	    cfg_get_duration(cfg, S, "HERE_INTERVAL", 1000000, 3600000000ull,
+	        &f.here_us) < 0 ||
+	    cfg_get_duration(cfg, S, "FORWARD_TIMEOUT", 1000000, 3600000000ull,
+	        &f.timeout_us) < 0)
+		return imd_cfg_fail(cfg);
+	if (cfg_get_uint(cfg, S, "FORWARD_IN_FLIGHT", 1, 4096, &v) < 0)
+		return imd_cfg_fail(cfg);
+	f.in_flight = (unsigned)v;
+	if (cfg_get_uint(cfg, S, "FORWARD_CLIENTS", 1, 1000000, &v) < 0)
+		return imd_cfg_fail(cfg);
+	f.clients = (unsigned)v;
+	if (cfg_get_uint(cfg, S, "HERE_RATE", 1, 1000000, &v) < 0)
+		return imd_cfg_fail(cfg);
+	f.here_rate = (unsigned)v;
+	*ret = f;
+	return 0;
+}
+
+int
 imd_cfg_read(struct cfg *cfg, struct imd_cfg *ret)
 {
 	struct sockaddr_storage ss;
@@ -126,7 +170,7 @@ imd_cfg_read(struct cfg *cfg, struct imd_cfg *ret)
 	    imd_cfg_str(cfg, "PRIVATE_KEY", c.key, sizeof(c.key)) < 0 ||
 	    imd_cfg_str(cfg, "PUBLIC_URL", c.public_url, sizeof(c.public_url)) <
 	        0 ||
-	    imd_cfg_limits(cfg, &c) < 0)
+	    imd_cfg_limits(cfg, &c) < 0 || imd_cfg_fed(cfg, &c.fed) < 0)
 		return -EINVAL;
 	if (c.listen[0] != '\0') {
 		if (netaddr_parse(c.listen, strlen(c.listen), &ss) < 0) {

@@ -14,6 +14,10 @@
 #include "intermediary/rqueue.h"
 #include "lib/ratelimit.h"
 
+struct core;
+struct event;
+struct map;
+
 #define IMD_CLIENTS_MAX    65536 /* clients whose rate and quota are kept */
 #define IMD_FETCH_KEYS     4096  /* keys in one POST /v1/fetch */
 /* Records in one POST /v1/blocks: its answer, held until the body ends,
@@ -21,6 +25,18 @@
 #define IMD_UPLOAD_RECORDS 4096
 #define IMD_FETCH_WINDOW   16 /* of them fetched at once */
 #define IMD_QUOTA_HOURS    24 /* CLIENT_QUOTA's window */
+
+/* The federation's settings ([intermediary] of ferryd.conf(5)). */
+struct imd_fed_cfg {
+	uint64_t lifetime_s; /* ANNOUNCE_LIFETIME */
+	uint64_t lookup_us;  /* LOOKUP_INTERVAL */
+	uint64_t here_us;    /* HERE_INTERVAL */
+	uint64_t timeout_us; /* FORWARD_TIMEOUT */
+	unsigned in_flight;  /* FORWARD_IN_FLIGHT: batches unacknowledged */
+	unsigned clients;    /* FORWARD_CLIENTS: clients forwarded, and
+				  * clients told of, at once */
+	unsigned here_rate;  /* HERE_RATE: HEREs checked a second */
+};
 
 struct imd_cfg {
 	char listen[128];
@@ -34,6 +50,7 @@ struct imd_cfg {
 	uint64_t client_quota;  /* CLIENT_QUOTA, bytes per 24 h; 0: none */
 	uint64_t max_in_flight; /* MAX_IN_FLIGHT, relayed bytes */
 	uint64_t max_nonces;    /* MAX_NONCES */
+	struct imd_fed_cfg fed;
 };
 
 /* intermediary.* */
@@ -58,7 +75,83 @@ struct imd_counters {
 	uint64_t *blocks_fetched;  /* blocks sent to clients */
 	uint64_t *blocks_missing;  /* asked and not found, or timed out */
 	uint64_t *results_lost;    /* relay results the queue refused at once */
+	/* the federation (FEDERATION in ferry-intermediary(7)) */
+	uint64_t *fed_announced;         /* announcements stored */
+	uint64_t *fed_announce_failed;   /* and not */
+	uint64_t *fed_lookups;           /* lookups of the topic answered */
+	uint64_t *fed_lookup_failed;     /* and not */
+	uint64_t *fed_records_bad;       /* records whose value is no
+					* announcement, or a bad URL */
+	uint64_t *fed_msg_bad;           /* inner messages malformed */
+	uint64_t *fed_here_sent;         /* HEREs sent */
+	uint64_t *fed_here_accepted;     /* HEREs taken as proof */
+	uint64_t *fed_here_forged;       /* refused: a signature that is not
+					* the client's for a take at the
+					* sender */
+	uint64_t *fed_here_stale;        /* refused: TIME off CLOCK_SKEW */
+	uint64_t *fed_here_dropped;      /* over HERE_RATE or FORWARD_CLIENTS */
+	uint64_t *fed_batches_sent;      /* ENTRIES sent */
+	uint64_t *fed_batches_resent;    /* of them again, unacknowledged */
+	uint64_t *fed_entries_forwarded; /* entries the other acknowledged */
+	uint64_t *fed_batches_received;  /* ENTRIES taken */
+	uint64_t *fed_entries_received;  /* their entries */
+	uint64_t *fed_entries_unwanted;  /* ENTRIES for a client that takes
+					  * nothing here */
+	uint64_t *fed_receipts_bad;      /* forwarded receipts that fail their
+					* signature, dropped */
+	uint64_t *fed_acks_bad;          /* ACKs of no batch in flight */
+	uint64_t *fed_forwarding;        /* gauge: clients being forwarded */
 };
+
+/* What the federation needs of the node below (imd_net.c fills it from
+ * the core; ids are peer ids). Pointers are borrowed for the call. */
+struct imd_net {
+	void *cls;
+	/* 0, -ENOTCONN (no link), -EAGAIN (its queue is full), ... */
+	int (*send)(void *cls, const uint8_t peer[AUTH_ID_LEN], uint16_t type,
+	    const void *body, size_t len);
+	bool (*linked)(void *cls, const uint8_t peer[AUTH_ID_LEN]);
+	/* Asks for a link, learning helos (may be empty) first. */
+	int (*link)(void *cls, const uint8_t peer[AUTH_ID_LEN],
+	    const void *helos, size_t len);
+	/* This node's signed HELOs into buf; their length (0: none). */
+	size_t (*own_helos)(void *cls, uint8_t *buf, size_t size);
+};
+
+struct imd_fwd;
+struct imd_here;
+/* A DHT request of the federation; outlives imd when the DHT has not
+ * ended it (imd NULL then). */
+struct imd_dhtreq {
+	struct imd *imd;
+};
+TAILQ_HEAD(imd_fwd_list, imd_fwd);
+TAILQ_HEAD(imd_here_list, imd_here);
+
+/* The federation's state (imd_announce.c, imd_fwd.c, imd_here.c). */
+struct imd_fed {
+	struct imd_net net;
+	struct core *core;   /* whose handler imd_net.c set; NULL: none */
+	struct dhtkey topic; /* FEDMSG_TOPIC_NAME's hash */
+	struct event *tick;  /* every IMD_FED_TICK_US */
+	uint64_t next_announce_us;
+	uint64_t next_lookup_us;
+	struct imd_dhtreq *announcing; /* the DHT request out, or NULL */
+	struct imd_dhtreq *looking;
+	struct map *fwds; /* client -> struct imd_fwd (we forward) */
+	struct imd_fwd_list fwd_list;
+	struct imd_fwd_list fwd_waiting; /* for an in-flight slot */
+	size_t n_fwds;
+	unsigned in_flight; /* batches sent, unacknowledged */
+	struct map *heres;  /* client -> struct imd_here (takes here) */
+	struct imd_here_list here_lru; /* least recently told first */
+	size_t n_heres;
+	unsigned pushes;          /* forwarded batches being pushed here */
+	struct ratelimit here_rl; /* HERE_RATE */
+	struct ratelog log;       /* refusals, at a bounded rate */
+};
+#define IMD_FED_TICK_US 250000
+#define IMD_FED_PUSHES  64 /* forwarded batches pushed at once */
 
 /* What the intermediary keeps of one client key. */
 struct imd_client {
@@ -100,6 +193,7 @@ struct imd {
 	struct event *wake; /* resumes them outside DHT callbacks */
 	struct imd_peer peers[IMD_PEERS_MAX];
 	size_t n_peers;
+	struct imd_fed fed;
 	struct ratelog log; /* refusals, at a bounded rate */
 };
 
@@ -137,7 +231,7 @@ void imd_fetch_drain(struct imd *imd, struct httpd_req *req);
 void imd_fetch_done(struct imd *imd, struct httpd_req *req);
 /* imd_receipts.c: GET /v1/receipts of an authenticated client. */
 void imd_receipts_start(struct imd *imd, struct httpd_req *req,
-    const uint8_t client[AUTH_KEY_LEN]);
+    const struct auth *a);
 void imd_receipts_done(struct imd *imd, struct httpd_req *req);
 /* Queues the end of a relay and its receipts for client. */
 void imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
@@ -145,5 +239,41 @@ void imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
     const struct dht_result *r);
 /* imd_peers.c: GET /v1/intermediaries. */
 void imd_peers_reply(struct imd *imd, struct httpd_req *req);
+/* Whether id is an intermediary known now. */
+bool imd_peer_is_known(struct imd *imd, const uint8_t id[AUTH_ID_LEN]);
+
+/* imd_cfg.c: the federation's keys into ret. 0 or -EINVAL (logged). */
+int imd_cfg_fed(struct cfg *cfg, struct imd_fed_cfg *ret);
+/* imd_net.c: the core below as struct imd_net, and its messages of
+ * FERRY_MSG_IMD_MIN..MAX to imd_fed_receive(). 0 or -ENOMEM, -EEXIST. */
+int imd_net_attach(struct imd *imd, struct core *core);
+void imd_net_detach(struct imd *imd);
+/* imd_fed.c: starts the federation (timers, maps); 0 or -ENOMEM. */
+int imd_fed_start(struct imd *imd);
+void imd_fed_stop(struct imd *imd);
+/* A message of another intermediary (or any peer) from over a link. */
+void imd_fed_receive(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+    uint16_t type, const void *body, size_t len);
+/* imd_announce.c: the announcement and the lookups, when due. */
+void imd_announce_tick(struct imd *imd, uint64_t now_us);
+/* imd_here.c: B's side. A take of client at this intermediary (its
+ * Authorization a and the target it signed) is told to the others. */
+void imd_here_take(struct imd *imd, const struct auth *a, const char *target);
+void imd_here_entries(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+    const uint8_t *body, size_t len);
+void imd_here_tick(struct imd *imd, uint64_t now_us);
+void imd_here_free_all(struct imd *imd);
+/* imd_fwd.c: A's side. */
+void imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+    const uint8_t *body, size_t len);
+void imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+    const uint8_t *body, size_t len);
+/* client made an authenticated request here: its entries are no longer
+ * forwarded elsewhere (until another HERE). */
+void imd_fwd_local(struct imd *imd, const uint8_t client[AUTH_KEY_LEN]);
+/* Entries were queued for client: a forward of them goes on. */
+void imd_fwd_kick(struct imd *imd, const uint8_t client[AUTH_KEY_LEN]);
+void imd_fwd_tick(struct imd *imd, uint64_t now_us);
+void imd_fwd_free_all(struct imd *imd);
 
 #endif /* FERRY_INTERMEDIARY_IMD_INT_H */

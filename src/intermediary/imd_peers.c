@@ -52,6 +52,16 @@ imd_peer_learn(struct imd *imd, const struct imd_peer *p)
 	return 0;
 }
 
+bool
+imd_peer_is_known(struct imd *imd, const uint8_t id[AUTH_ID_LEN])
+{
+	imd_peers_expire(imd, time_real_s());
+	for (size_t i = 0; i < imd->n_peers; i++)
+		if (memcmp(imd->peers[i].id, id, AUTH_ID_LEN) == 0)
+			return true;
+	return false;
+}
+
 size_t
 imd_peers_known(struct imd *imd, struct imd_peer *ret, size_t max)
 {

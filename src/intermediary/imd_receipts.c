@@ -103,7 +103,10 @@ imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
 		(*imd->c.results_lost)++;
 		log_warn_errno(err,
 		    "the receipt queue refused a relay's result");
+		return;
 	}
+	/* The queue answers in order: a take asked now sees them. */
+	imd_fwd_kick(imd, client);
 }
 
 /* One entry as the page writes it. */
@@ -216,9 +219,9 @@ imd_receipts_query(const char *target, uint64_t v[3])
 }
 
 void
-imd_receipts_start(struct imd *imd, struct httpd_req *req,
-    const uint8_t client[AUTH_KEY_LEN])
+imd_receipts_start(struct imd *imd, struct httpd_req *req, const struct auth *a)
 {
+	const uint8_t *client = a->client;
 	struct imd_receipts *t;
 	uint64_t v[3];
 	int r;
@@ -239,6 +242,9 @@ imd_receipts_start(struct imd *imd, struct httpd_req *req,
 	t->req = req;
 	t->after = v[0];
 	httpd_req_set_data(req, t);
+	/* The other intermediaries forward what they hold for the client
+	 * here (FEDERATION). */
+	imd_here_take(imd, a, httpd_req_target(req));
 	r = rqueue_take(imd->queue, client, v[0], (unsigned)v[2],
 	    v[1] * 1000000, imd_receipts_got, t, &t->take);
 	if (r < 0) {

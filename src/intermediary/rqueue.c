@@ -68,6 +68,7 @@ rqueue_bind(struct rqueue *q, struct stats *st)
 		C(queue_expired),
 		C(queue_bad_cursor),
 		C(queue_damaged),
+		C(queue_duplicate),
 		C(queue_commits),
 		C(queue_entries),
 		C(queue_waiting),
@@ -305,6 +306,7 @@ rqueue_push_done(struct rqueue *q, struct rqueue_op *op)
 	if (op->status == 0) {
 		*q->c.queue_pushed += op->n;
 		*q->c.queue_entries += op->n;
+		*q->c.queue_duplicate += op->skipped;
 	} else if (op->refused) {
 		(*q->c.queue_refused)++;
 	} else if (op->status != -ECANCELED) {
@@ -312,7 +314,7 @@ rqueue_push_done(struct rqueue *q, struct rqueue_op *op)
 	}
 	if (op->done != NULL)
 		op->done(op->cls, op->status);
-	if (op->status == 0 && !q->closing)
+	if (op->status == 0 && op->n > 0 && !q->closing)
 		rqueue_wake(q, op->client);
 }
 
@@ -499,9 +501,11 @@ rqueue_entry_is_valid(const struct rqueue_entry *e)
 	    memcmp(e->receipt.put_hash, e->put_hash, DHTMSG_HASH_LEN) == 0;
 }
 
-int
-rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
-    const struct rqueue_entry *e, size_t n, rqueue_done_fn *done, void *cls)
+/* A push, from an origin (rqueue_push_from) or not (NULL). */
+static int
+rqueue_push_op(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
+    const uint8_t *origin, const struct rqueue_entry *e, size_t n,
+    rqueue_done_fn *done, void *cls)
 {
 	struct rqueue_op *op;
 
@@ -510,7 +514,10 @@ rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
 	if (n == 0 || n > RQUEUE_PUSH_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		if (!rqueue_entry_is_valid(&e[i]))
+		if (!rqueue_entry_is_valid(&e[i]) ||
+		    (origin != NULL &&
+		        (e[i].cursor == 0 || e[i].cursor > INT64_MAX ||
+		            (i > 0 && e[i].cursor <= e[i - 1].cursor))))
 			return -EINVAL;
 	if (q->pending >= RQUEUE_QUEUE_OPS)
 		return -EAGAIN;
@@ -521,10 +528,29 @@ rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
 	}
 	memcpy(op->e, e, n * sizeof(*e));
 	op->n = n;
+	if (origin != NULL) {
+		op->has_origin = true;
+		memcpy(op->origin, origin, RQUEUE_CLIENT_LEN);
+	}
 	op->done = done;
 	op->cls = cls;
 	rqueue_submit(q, op);
 	return 0;
+}
+
+int
+rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
+    const struct rqueue_entry *e, size_t n, rqueue_done_fn *done, void *cls)
+{
+	return rqueue_push_op(q, client, NULL, e, n, done, cls);
+}
+
+int
+rqueue_push_from(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
+    const uint8_t origin[RQUEUE_CLIENT_LEN], const struct rqueue_entry *e,
+    size_t n, rqueue_done_fn *done, void *cls)
+{
+	return rqueue_push_op(q, client, origin, e, n, done, cls);
 }
 
 int

@@ -117,6 +117,24 @@ int rqueue_push(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
     const struct rqueue_entry *e, size_t n, rqueue_done_fn *done, void *cls);
 
 /*
+ * rqueue_push() of entries another intermediary, origin (its peer id),
+ * forwards from its own queue for client (ferry-intermediary(7),
+ * FEDERATION): each e[i].cursor is the cursor origin gave the entry, 1
+ * to INT64_MAX and growing along e. The queue remembers, with the
+ * entries and in the same transaction, the last of origin's cursors it
+ * queued for client, and skips (queue_duplicate) the entries at or
+ * below it: a batch origin sends again because our acknowledgement was
+ * lost is not queued twice, also when the client took the first copy
+ * already. The entries queued get cursors of this queue, as by
+ * rqueue_push(). done's 0 then means that every entry up to e[n - 1]
+ * is held (or was taken); -EINVAL as rqueue_push(), and for cursors out
+ * of order.
+ */
+int rqueue_push_from(struct rqueue *q, const uint8_t client[RQUEUE_CLIENT_LEN],
+    const uint8_t origin[RQUEUE_CLIENT_LEN], const struct rqueue_entry *e,
+    size_t n, rqueue_done_fn *done, void *cls);
+
+/*
  * Takes from client's queue, for whoever answers for the client (the
  * client itself, or an intermediary of the federation forwarding its
  * entries): acknowledges, deleting them, the entries with cursors up to

@@ -36,7 +36,17 @@
  * long gone, no more: cursors are not one sequence for all clients,
  * which would show every client how many entries the others get. n is
  * kept by the triggers: the bound per client without a count.
+ * origins (version 2) keeps, for a client's entries pushed by another
+ * intermediary forwarding them, the last of that intermediary's cursors
+ * pushed here: a batch sent again after its acknowledgement was lost is
+ * not queued twice (rqueue_push_from). Its rows go with the client's.
  */
+#define RQUEUE_DB_ORIGINS                                                      \
+	"CREATE TABLE origins("                                                \
+	"  client BLOB NOT NULL,"                                              \
+	"  origin BLOB NOT NULL,"                                              \
+	"  last INTEGER NOT NULL,"                                             \
+	"  PRIMARY KEY(client, origin)) WITHOUT ROWID;"
 static const char rqueue_db_schema[] =
     "CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     "  WITHOUT ROWID;"
@@ -176,9 +186,10 @@ rqueue_db_init_tmp(const char *tmp)
 	if (rc == SQLITE_OK && strcmp(mode, "wal") != 0)
 		rc = SQLITE_CANTOPEN;
 	(void)snprintf(sql, sizeof(sql),
-	    "PRAGMA synchronous=FULL; BEGIN; %s PRAGMA user_version=%d;"
+	    "PRAGMA synchronous=FULL; BEGIN; %s %s PRAGMA user_version=%d;"
 	    " PRAGMA application_id=%d; COMMIT;",
-	    rqueue_db_schema, RQUEUE_SCHEMA_VERSION, RQUEUE_APPLICATION_ID);
+	    rqueue_db_schema, RQUEUE_DB_ORIGINS, RQUEUE_SCHEMA_VERSION,
+	    RQUEUE_APPLICATION_ID);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
@@ -225,7 +236,28 @@ out:
 	return r;
 }
 
-/* Checks that db at path is a healthy database of this code's schema. */
+/* Version 1, from before forwarding, gains the origins table. */
+static int
+rqueue_db_upgrade(sqlite3 *db, const char *path)
+{
+	char sql[512];
+	int rc;
+
+	(void)snprintf(sql, sizeof(sql),
+	    "BEGIN; %s PRAGMA user_version=%d; COMMIT;", RQUEUE_DB_ORIGINS,
+	    RQUEUE_SCHEMA_VERSION);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		(void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return rqueue_db_refuse_rc(db, path, rc, "cannot upgrade");
+	}
+	log_notice("receipt queue %s: upgraded to schema version %d", path,
+	    RQUEUE_SCHEMA_VERSION);
+	return 0;
+}
+
+/* Checks that db at path is a healthy database of this code's schema
+ * (or of version 1, which it upgrades). */
 static int
 rqueue_db_check(sqlite3 *db, const char *path)
 {
@@ -248,7 +280,7 @@ rqueue_db_check(sqlite3 *db, const char *path)
 	rc = rqueue_db_pragma(db, "PRAGMA user_version", &version, NULL, 0);
 	if (rc != SQLITE_OK)
 		return rqueue_db_refuse_rc(db, path, rc, "unreadable");
-	if (version != RQUEUE_SCHEMA_VERSION) {
+	if (version != RQUEUE_SCHEMA_VERSION && version != 1) {
 		(void)snprintf(detail, sizeof(detail),
 		    "schema version %lld; this ferryd knows %d",
 		    (long long)version, RQUEUE_SCHEMA_VERSION);
@@ -262,7 +294,7 @@ rqueue_db_check(sqlite3 *db, const char *path)
 		return rqueue_db_refuse(path, -EUCLEAN, "corrupt", msg);
 	if (sqlite3_db_readonly(db, "main") == 1)
 		return rqueue_db_refuse(path, -EROFS, "read-only", NULL);
-	return 0;
+	return version == 1 ? rqueue_db_upgrade(db, path) : 0;
 }
 
 /* Opens the existing database at path for this process alone. */

@@ -17,7 +17,7 @@
 
 #include "intermediary/rqueue.h"
 
-#define RQUEUE_SCHEMA_VERSION 1          /* PRAGMA user_version */
+#define RQUEUE_SCHEMA_VERSION 2          /* PRAGMA user_version */
 #define RQUEUE_APPLICATION_ID 0x46727251 /* PRAGMA application_id, "FrrQ" */
 #define RQUEUE_QUEUE_OPS      65536      /* operations waiting, at most */
 #define RQUEUE_EXPIRE_PERIOD  60         /* seconds between expiry passes */
@@ -41,15 +41,20 @@ struct rqueue_op {
 	TAILQ_ENTRY(rqueue_op) link;
 	enum rqueue_op_kind kind;
 	uint8_t client[RQUEUE_CLIENT_LEN]; /* push, take */
-	uint64_t now;             /* the queue's clock at submission, s */
-	struct rqueue_entry *e;   /* push: the copies, cursors set by the
+	uint64_t now;           /* the queue's clock at submission, s */
+	struct rqueue_entry *e; /* push: the copies, cursors set by the
 				  * worker; take: what it read */
-	size_t n;                 /* entries of e */
-	uint64_t after;           /* take: acknowledged up to here;
+	size_t n;               /* entries of e */
+	uint64_t after;         /* take: acknowledged up to here;
 				  * expire: drop what was queued before */
-	unsigned max;             /* take: entries to answer, at most */
-	int status;               /* 0 or a negative errno, by the worker */
-	bool refused;             /* push: the client's queue was full */
+	unsigned max;           /* take: entries to answer, at most */
+	int status;             /* 0 or a negative errno, by the worker */
+	bool refused;           /* push: the client's queue was full */
+	bool has_origin;        /* push: rqueue_push_from(), e's cursors
+				  * are origin's */
+	uint8_t origin[RQUEUE_CLIENT_LEN]; /* push: the forwarder's id */
+	uint64_t skipped;         /* push: entries origin had pushed before,
+				  * not queued again (n counts the rest) */
 	bool more;                /* take: entries wait past e; expire: may
 				  * have left expired ones */
 	bool committed;           /* last of a transaction that wrote */
@@ -83,6 +88,7 @@ struct rqueue_ctr {
 	uint64_t *queue_expired;    /* entries dropped at RECEIPT_KEEP */
 	uint64_t *queue_bad_cursor; /* takes refused: after never given */
 	uint64_t *queue_damaged;    /* entries skipped, unreadable */
+	uint64_t *queue_duplicate;  /* forwarded entries pushed before */
 	uint64_t *queue_commits;    /* transactions that wrote */
 	uint64_t *queue_entries;    /* gauge: entries held */
 	uint64_t *queue_waiting;    /* gauge: takes waiting for a push */

@@ -19,17 +19,20 @@ enum rqueue_stmt {
 	S_BEGIN,
 	S_COMMIT,
 	S_ROLLBACK,
-	S_CLIENT,     /* last, n of a client */
-	S_FLOOR,      /* where a new client's cursors start */
-	S_CLIENT_NEW, /* a client's row, from the floor */
-	S_CLIENT_SET, /* a push: last cursor given, when */
-	S_INSERT,     /* one entry */
-	S_ACK,        /* a client's entries up to a cursor */
-	S_READ,       /* a client's entries past a cursor */
-	S_EXPIRE,     /* entries queued before a time, a batch */
-	S_FOLD,       /* the floor over the idle clients about to go */
-	S_IDLE_DROP,  /* clients without entries, idle since a time */
-	S_COUNT,      /* entries held, at open */
+	S_CLIENT,      /* last, n of a client */
+	S_FLOOR,       /* where a new client's cursors start */
+	S_CLIENT_NEW,  /* a client's row, from the floor */
+	S_CLIENT_SET,  /* a push: last cursor given, when */
+	S_INSERT,      /* one entry */
+	S_ACK,         /* a client's entries up to a cursor */
+	S_READ,        /* a client's entries past a cursor */
+	S_EXPIRE,      /* entries queued before a time, a batch */
+	S_FOLD,        /* the floor over the idle clients about to go */
+	S_IDLE_DROP,   /* clients without entries, idle since a time */
+	S_COUNT,       /* entries held, at open */
+	S_ORIGIN,      /* the last cursor an origin pushed for a client */
+	S_ORIGIN_SET,  /* and its new value */
+	S_ORIGIN_DROP, /* the origins of the idle clients about to go */
 	S_N,
 };
 
@@ -59,6 +62,13 @@ static const char *const rqueue_sql_text[S_N] = {
 	           " pushed < ?1)",
 	[S_IDLE_DROP] = "DELETE FROM clients WHERE n = 0 AND pushed < ?1",
 	[S_COUNT] = "SELECT count(*) FROM entries",
+	[S_ORIGIN] = "SELECT last FROM origins WHERE client = ?1"
+	             " AND origin = ?2",
+	[S_ORIGIN_SET] = "INSERT INTO origins(client, origin, last)"
+	                 " VALUES(?1, ?2, ?3) ON CONFLICT(client, origin)"
+	                 " DO UPDATE SET last = excluded.last",
+	[S_ORIGIN_DROP] = "DELETE FROM origins WHERE client IN (SELECT client"
+	                  " FROM clients WHERE n = 0 AND pushed < ?1)",
 };
 
 struct rqueue_db {
@@ -139,18 +149,70 @@ rqueue_sql_insert(struct rqueue_db *d, const uint8_t *client,
 	return rqueue_sql_exec(s);
 }
 
+/* A push from an origin (rqueue_push_from): drops from op->e the
+ * entries whose origin cursors the client's origins row has passed
+ * (op->skipped). */
+static int
+rqueue_sql_origin(struct rqueue_db *d, struct rqueue_op *op)
+{
+	sqlite3_stmt *s = d->s[S_ORIGIN];
+	int64_t last = 0;
+	size_t o = 0;
+	int rc;
+
+	(void)sqlite3_bind_blob(s, 1, op->client, RQUEUE_CLIENT_LEN,
+	    SQLITE_STATIC);
+	(void)sqlite3_bind_blob(s, 2, op->origin, RQUEUE_CLIENT_LEN,
+	    SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		last = sqlite3_column_int64(s, 0);
+	(void)sqlite3_reset(s);
+	(void)sqlite3_clear_bindings(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return rqueue_db_errno(rc);
+	for (size_t i = 0; i < op->n; i++)
+		if ((int64_t)op->e[i].cursor > last)
+			op->e[o++] = op->e[i];
+	op->skipped = op->n - o;
+	op->n = o;
+	return 0;
+}
+
+/* Records top as the last of op's origin cursors queued. */
+static int
+rqueue_sql_origin_set(struct rqueue_db *d, struct rqueue_op *op, int64_t top)
+{
+	sqlite3_stmt *s = d->s[S_ORIGIN_SET];
+
+	(void)sqlite3_bind_blob(s, 1, op->client, RQUEUE_CLIENT_LEN,
+	    SQLITE_STATIC);
+	(void)sqlite3_bind_blob(s, 2, op->origin, RQUEUE_CLIENT_LEN,
+	    SQLITE_STATIC);
+	(void)sqlite3_bind_int64(s, 3, top);
+	return rqueue_sql_exec(s);
+}
+
 /* All of a push or none: the caller's transaction undoes a failure. */
 static int
 rqueue_sql_push(struct rqueue_db *d, struct rqueue_op *op)
 {
 	sqlite3_stmt *s;
-	int64_t last, n;
+	int64_t last, n, top = 0;
 	bool known;
 	int r;
 
 	r = rqueue_sql_client(d, op->client, &last, &n, &known);
 	if (r < 0)
 		return r;
+	if (op->has_origin) {
+		top = (int64_t)op->e[op->n - 1].cursor;
+		r = rqueue_sql_origin(d, op);
+		if (r < 0 || op->n == 0) {
+			op->status = r < 0 ? r : 0;
+			return r;
+		}
+	}
 	if ((uint64_t)n + op->n > d->max_entries) {
 		op->status = -ENOSPC;
 		op->refused = true;
@@ -169,6 +231,10 @@ rqueue_sql_push(struct rqueue_db *d, struct rqueue_op *op)
 		op->e[i].queued = op->now;
 		r = rqueue_sql_insert(d, op->client, &op->e[i]);
 	}
+	/* With the entries, so that both or neither are durable; a push
+	 * refused above wrote nothing. */
+	if (r == 0 && op->has_origin)
+		r = rqueue_sql_origin_set(d, op, top);
 	if (r < 0)
 		return r;
 	s = d->s[S_CLIENT_SET];
@@ -311,6 +377,11 @@ rqueue_sql_expire(struct rqueue_db *d, struct rqueue_op *op)
 	/* Clients idle as long as their entries are kept: the floor
 	 * remembers their cursors, then the rows go. */
 	s = d->s[S_FOLD];
+	(void)sqlite3_bind_int64(s, 1, (int64_t)op->after);
+	r = rqueue_sql_exec(s);
+	if (r < 0)
+		return r;
+	s = d->s[S_ORIGIN_DROP];
 	(void)sqlite3_bind_int64(s, 1, (int64_t)op->after);
 	r = rqueue_sql_exec(s);
 	if (r < 0)

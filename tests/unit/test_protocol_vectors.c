@@ -15,6 +15,7 @@
  * so its one source file is compiled in here.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,8 @@
 #include "core/rx.h"
 #include "core/sendq.h"
 #include "dht/dhtmsg.h"
+#include "intermediary/auth.h"
+#include "intermediary/fedmsg.h"
 #include "unit.h"
 #include "vector_page.h"
 
@@ -288,6 +291,35 @@ static const struct vector vectors[] = {
 	    "65ab65af67da1b9ff7f10267581975849c97e23384e6fef0"
 	    "7a26c6a4e6ddbd93fa902acf97c832d6bc3e94561b10bbf5"
 	    "a333c0eff4aabc6673ab1846a32301fc07",
+	    false },
+	{ "imd_topic",
+	    "c1e2241ca3e723262731c81c338dd73005a1ca500dd8e37c"
+	    "a9098a09d24d7b5e",
+	    false },
+	{ "imd_announce_a", "011168747470733a2f2f612e6578616d706c65", false },
+	{ "imd_here_b",
+	    "0100001c03a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b8000000006955b90000010203"
+	    "0405060708090a0b0c0d0e0fbe6bee4a63f9e49d906fcf14"
+	    "38e00175f056b54482a8ddf18784091aedc0983d6694d863"
+	    "15ffbe23904782df9eb9345146464ee029862e235f927f94"
+	    "760559042f76312f72656365697074733f61667465723d30"
+	    "26776169743d3330",
+	    false },
+	{ "imd_entries_a",
+	    "0100000103a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b80000000000000001be586f7d"
+	    "12901bd697879b26d53a79b7e535106d4f1dfe4390352f7f"
+	    "59bb62d11111111111111111111111111111111111111111"
+	    "11111111111111111111111129acbae141bccaf0b22e1a94"
+	    "d34d0bc7361e526d0bfe12c89794bc9322966dd700000000"
+	    "6b49d200ee6c02d635ccc57dd11985244a0d3f430efd8068"
+	    "4abd10d398b36c50c2326cd025977df9207c88322bd8bf39"
+	    "f2038ca9958a69858b10b5fd62d78b4429c1a403",
+	    false },
+	{ "imd_ack_b",
+	    "0100000003a107bff3ce10be1d70dd18e74bc09967e4d630"
+	    "9ba50d5f1ddc8664125531b80000000000000001",
 	    false },
 	{ "tcp_welcome_a",
 	    "4645525259544350000100009d24e2eeaf27c2a088a564a3"
@@ -824,6 +856,88 @@ START_TEST(test_dht_records)
 }
 END_TEST
 
+/*
+ * The federation of intermediaries: the topic; A's announcement of
+ * "https://a.example" without HELOs; B's HERE telling A that the client
+ * whose key is A's took "/v1/receipts?after=0&wait=30" at B at NOW_S
+ * with the nonce 00..0f; A's ENTRIES forwarding that client's receipt
+ * by B for the key BLAKE2b-256("ferry") and put_hash 32 bytes of 0x11
+ * (cursor 1, expiry 1800000000); B's ACK up to cursor 1.
+ */
+START_TEST(test_imd_federation)
+{
+	static const char target[] = "/v1/receipts?after=0&wait=30";
+	uint8_t topic[32], msg[FEDMSG_ENTRIES_SIZE_MAX], signed_[128], *q;
+	struct rqueue_entry e[1], back[FEDMSG_ENTRIES_MAX];
+	uint8_t client[AUTH_KEY_LEN];
+	struct fedmsg_announce an;
+	struct fedmsg_here here, hb;
+	struct fedmsg_ack ack, ab;
+	size_t len, n;
+	int r;
+
+	fedmsg_topic(topic);
+	check_vector("imd_topic", topic, sizeof(topic));
+	r = fedmsg_announce_encode("https://a.example", NULL, 0, msg,
+	    DHTREC_VALUE_MAX);
+	ck_assert_int_gt(r, 0);
+	check_vector("imd_announce_a", msg, (size_t)r);
+	ck_assert_int_eq(fedmsg_announce_decode(msg, (size_t)r, &an), 0);
+	ck_assert_str_eq(an.url, "https://a.example");
+
+	memset(&here, 0, sizeof(here));
+	memcpy(here.auth.client, id_a->pk, AUTH_KEY_LEN);
+	here.auth.time = NOW_S;
+	for (int i = 0; i < AUTH_NONCE_LEN; i++)
+		here.auth.nonce[i] = (uint8_t)i;
+	memcpy(here.target, target, sizeof(target));
+	q = signed_;
+	memcpy(q, id_b->id.bytes, AUTH_ID_LEN);
+	q += AUTH_ID_LEN;
+	memcpy(q, "GET", 4);
+	q += 4;
+	memcpy(q, target, sizeof(target));
+	q += sizeof(target);
+	wire_put64(q, here.auth.time);
+	memcpy(q + 8, here.auth.nonce, AUTH_NONCE_LEN);
+	q += 8 + AUTH_NONCE_LEN;
+	identity_sign(id_a, AUTH_PREFIX, signed_, (size_t)(q - signed_),
+	    here.auth.sig);
+	len = fedmsg_here_encode(&here, msg);
+	check_vector("imd_here_b", msg, len);
+	ck_assert_int_eq(fedmsg_here_decode(msg, len, &hb), 0);
+	ck_assert_int_eq(auth_verify(&hb.auth, id_b->id.bytes, "GET",
+	                     hb.target),
+	    0);
+	ck_assert_int_eq(auth_verify(&hb.auth, id_a->id.bytes, "GET",
+	                     hb.target),
+	    -EBADMSG);
+
+	memset(e, 0, sizeof(e));
+	e[0].cursor = 1;
+	e[0].type = RQUEUE_RECEIPT;
+	dhtkey_of_block("ferry", 5, &e[0].key);
+	memset(e[0].put_hash, 0x11, sizeof(e[0].put_hash));
+	dhtmsg_receipt_sign(id_b, &e[0].key, e[0].put_hash, 1800000000,
+	    &e[0].receipt);
+	len = fedmsg_entries_encode(id_a->pk, e, 1, msg);
+	check_vector("imd_entries_a", msg, len);
+	ck_assert_int_eq(fedmsg_entries_decode(msg, len, client, back, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_mem_eq(client, id_a->pk, AUTH_KEY_LEN);
+	ck_assert_mem_eq(&back[0].receipt, &e[0].receipt, sizeof(e[0].receipt));
+
+	memset(&ack, 0, sizeof(ack));
+	ack.status = FEDMSG_ACK_HELD;
+	memcpy(ack.client, id_a->pk, AUTH_KEY_LEN);
+	ack.cursor = 1;
+	fedmsg_ack_encode(&ack, msg);
+	check_vector("imd_ack_b", msg, FEDMSG_ACK_LEN);
+	ck_assert_int_eq(fedmsg_ack_decode(msg, FEDMSG_ACK_LEN, &ab), 0);
+	ck_assert_uint_eq(ab.cursor, 1);
+}
+END_TEST
+
 /* Every vector block of the page is one the test checks. */
 START_TEST(test_page_has_no_other)
 {
@@ -848,6 +962,7 @@ vectors_suite(void)
 	tcase_add_test(tc, test_tcp_welcome);
 	tcase_add_test(tc, test_dht_put_receipt);
 	tcase_add_test(tc, test_dht_records);
+	tcase_add_test(tc, test_imd_federation);
 	tcase_add_test(tc, test_page_has_no_other);
 	suite_add_tcase(s, tc);
 	return s;

@@ -754,6 +754,122 @@ t_refused(int want, const char *why)
 	ck_assert_msg(unit_log_has(&logbuf, path), "the path is not logged");
 }
 
+/* Pushes entries with origin cursors, as rqueue_push_from; the status. */
+static int
+t_push_from(struct rqueue *q, const uint8_t *client, const uint8_t *origin,
+    const struct rqueue_entry *e, size_t n)
+{
+	struct t_done d = { 0 };
+
+	ck_assert_int_eq(rqueue_push_from(q, client, origin, e, n, t_on_done,
+	                     &d),
+	    0);
+	ck_assert_int_eq(d.calls, 0);
+	t_run_until(&d.calls, 1);
+	return d.status;
+}
+
+/* A batch forwarded by another intermediary and sent again after its
+ * acknowledgement was lost is queued once: before the client took it,
+ * after, and across a restart; another origin's cursors are its own. */
+START_TEST(test_push_from_dedup)
+{
+	static const uint8_t origin_x[RQUEUE_CLIENT_LEN] = { 0x0f };
+	static const uint8_t origin_y[RQUEUE_CLIENT_LEN] = { 0xf0 };
+	struct rqueue *q = t_open();
+	struct rqueue_entry e[4];
+	struct t_got g;
+
+	for (int i = 0; i < 4; i++) {
+		t_receipt(&e[i], (uint8_t)(10 + i));
+		e[i].cursor = (uint64_t)(100 + i);
+	}
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), 0);
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), 0);
+	ck_assert_uint_eq(t_ctr(q, "queue_pushed"), 3);
+	ck_assert_uint_eq(t_ctr(q, "queue_duplicate"), 3);
+	t_take(q, client_a, 0, 10, &g);
+	ck_assert_uint_eq(g.n, 3);
+	t_assert_receipt(&g.e[0], 10, 1); /* this queue's cursors */
+	t_assert_receipt(&g.e[2], 12, 3);
+	t_take(q, client_a, 3, 10, &g); /* taken and acknowledged */
+	ck_assert_uint_eq(g.n, 0);
+	/* Sent again with one more: only the new one is queued. */
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 4), 0);
+	ck_assert_uint_eq(t_ctr(q, "queue_duplicate"), 6);
+	rqueue_free(q);
+
+	q = t_open();
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 4), 0);
+	ck_assert_uint_eq(t_ctr(q, "queue_duplicate"), 4);
+	ck_assert_int_eq(t_push_from(q, client_a, origin_y, e, 2), 0);
+	ck_assert_int_eq(t_push_from(q, client_b, origin_x, e, 1), 0);
+	t_take(q, client_a, 3, 10, &g);
+	ck_assert_uint_eq(g.n, 3);
+	t_assert_receipt(&g.e[0], 13, 4);
+	t_assert_receipt(&g.e[1], 10, 5);
+	t_assert_receipt(&g.e[2], 11, 6);
+	t_take(q, client_b, 0, 10, &g);
+	ck_assert_uint_eq(g.n, 1);
+	/* Cursors out of order, or 0, are refused. */
+	e[1].cursor = e[0].cursor;
+	ck_assert_int_eq(rqueue_push_from(q, client_a, origin_x, e, 2,
+	                     t_on_done, NULL),
+	    -EINVAL);
+	e[0].cursor = 0;
+	ck_assert_int_eq(rqueue_push_from(q, client_a, origin_x, e, 1,
+	                     t_on_done, NULL),
+	    -EINVAL);
+	rqueue_free(q);
+}
+END_TEST
+
+/* A forwarded batch refused as too much leaves no mark: sent again once
+ * there is room, it is queued. */
+START_TEST(test_push_from_refused)
+{
+	static const uint8_t origin_x[RQUEUE_CLIENT_LEN] = { 0x0f };
+	struct rqueue *q = t_open_max(2);
+	struct rqueue_entry e[3];
+	struct t_got g;
+
+	for (int i = 0; i < 3; i++) {
+		t_receipt(&e[i], (uint8_t)(20 + i));
+		e[i].cursor = (uint64_t)(7 + i);
+	}
+	t_push_receipts(q, client_a, 1, 1);
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), -ENOSPC);
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 1), 0);
+	t_take(q, client_a, 2, 10, &g);
+	ck_assert_uint_eq(g.n, 0);
+	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), 0);
+	t_take(q, client_a, 2, 10, &g);
+	ck_assert_uint_eq(g.n, 2);
+	t_assert_receipt(&g.e[0], 21, 3);
+	rqueue_free(q);
+}
+END_TEST
+
+/* A database of schema version 1 (before forwarding) is upgraded in
+ * place, its entries kept. */
+START_TEST(test_upgrade_v1)
+{
+	struct rqueue *q = t_open();
+	struct t_got g;
+
+	t_push_receipts(q, client_a, 1, 2);
+	rqueue_free(q);
+	t_make_sqlite("DROP TABLE origins; PRAGMA user_version=1;");
+	q = t_open();
+	ck_assert(unit_log_has(&logbuf, "upgraded to schema version 2"));
+	t_take(q, client_a, 0, 10, &g);
+	ck_assert_uint_eq(g.n, 2);
+	rqueue_free(q);
+	ck_assert_int_eq(t_db_int("PRAGMA user_version"), 2);
+	ck_assert_int_eq(t_db_int("SELECT count(*) FROM origins"), 0);
+}
+END_TEST
+
 START_TEST(test_garbage_file)
 {
 	char junk[8192];
@@ -939,6 +1055,9 @@ rqueue_suite(void)
 	tcase_add_test(tc, test_long_poll_woken);
 	tcase_add_test(tc, test_long_poll_times_out);
 	tcase_add_test(tc, test_cancel);
+	tcase_add_test(tc, test_push_from_dedup);
+	tcase_add_test(tc, test_push_from_refused);
+	tcase_add_test(tc, test_upgrade_v1);
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_expiry);
 	tcase_add_test(tc, test_bound_per_client);
