@@ -19,7 +19,11 @@
  * given up (the waits never close a cycle) and nothing left queued or
  * held, also when all nodes share one CPU (none refused, none lost; with
  * CSCC, none lost either); a node that stops reading for good holds the
- * others back for at most BPCC_BLOCK_MAX.
+ * others back for at most BPCC_BLOCK_MAX; a node's own request that waits
+ * in a blocked queue is taken out when its attempt's time is up (its
+ * share of REQUEST_TIMEOUT, even below BPCC_BLOCK_MAX), the next attempt
+ * going another way, while relayed ones wait on, and GETs get around a
+ * stopped holder within a REQUEST_TIMEOUT shorter than BPCC_BLOCK_MAX.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -704,6 +708,63 @@ START_TEST(test_stopped_holder)
 }
 END_TEST
 
+/*
+ * A request of our own waiting in a blocked queue is taken out when its
+ * attempt's time is up, and the next attempt goes another way: node 0's
+ * way to node 2 takes nothing, its FIND for node 2's id waits in its
+ * queue to 2; REQUEST_TIMEOUT 3 s, BPCC_BLOCK_MAX 4 s. After the
+ * attempt's share of the 3 s the queue is empty and no longer blocked,
+ * the next attempt went through node 1, and BPCC did not give node 2 up
+ * (the attempt layer blames it once, as without BPCC); a relayed request
+ * in node 1's blocked queue to 2 still waits there meanwhile (its wait
+ * is BPCC_BLOCK_MAX), and the FIND ends well once that way opens.
+ */
+START_TEST(test_own_withdrawn)
+{
+	struct outcome o;
+
+	net_start(3, 20, 4, 4 * SEC, DHT_CC_BPCC);
+	run_ms(300);
+	sim->nodes[0].dht->cfg.timeout_us = 3 * SEC;
+	sim->nodes[1].dht->cfg.timeout_us = 3 * SEC;
+	link_cap(0, 2, 0);
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_find(sim->nodes[0].dht, &sim->nodes[2].id, 2,
+	                     on_outcome, &o),
+	    0);
+	ck_assert_uint_eq(peer_state(0, 2).depth, 1);
+	ck_assert(peer_state(0, 2).blocked);
+	/* A relayed one (node 1 its hop) waits in node 1's queue to 2. */
+	link_cap(1, 2, 0);
+	inject_find(0, 1, &sim->nodes[2].id, 77);
+	ck_assert_uint_eq(peer_state(1, 2).depth, 1);
+	/* Still waiting half a second in: an attempt's share of the 3 s
+	 * is 750 ms. */
+	run_ms(500);
+	ck_assert_uint_ge(peer_state(0, 2).depth, 1);
+	ck_assert_uint_eq(stat(0, "bpcc_withdrawn"), 0);
+	run_ms(500);
+	/* Taken out, every request of node 0's that waited there (its own
+	 * lookups of the tables' upkeep too). */
+	ck_assert_uint_ge(stat(0, "bpcc_withdrawn"), 1);
+	ck_assert_uint_eq(stat(0, "bpcc_withdrawn"), stat(0, "bpcc_queued"));
+	ck_assert_uint_eq(peer_state(0, 2).depth, 0);
+	ck_assert(!peer_state(0, 2).blocked);
+	ck_assert(!peer_state(0, 2).stalled);
+	ck_assert_uint_eq(stat(0, "bpcc_block_timeouts"), 0);
+	ck_assert_uint_eq(stat(1, "bpcc_withdrawn"), 0);
+	ck_assert_uint_ge(peer_state(1, 2).depth, 2);
+	ck_assert_uint_ge(stat(0, "retries"), 1);
+	/* The next attempt, through node 1, waits behind in its queue to
+	 * 2 (node 1 has no other way to node 2's id); the way opens. */
+	link_cap(1, 2, 100);
+	run_ms(100);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	net_free();
+}
+END_TEST
+
 /* Without CONGESTION = bpcc a request the node below refuses is dropped
  * (none, the baseline: counted, no FAIL adds to the load), nothing is
  * queued or held. */
@@ -734,6 +795,7 @@ test_suite(void)
 	tcase_add_test(tc, test_flood_no_deadlock);
 	tcase_add_test(tc, test_flood_stopped_node);
 	tcase_add_test(tc, test_stopped_holder);
+	tcase_add_test(tc, test_own_withdrawn);
 	tcase_add_test(tc, test_flood_one_cpu);
 	tcase_add_test(tc, test_flood_one_cpu_cscc);
 	suite_add_tcase(s, tc);
