@@ -64,6 +64,7 @@ struct dht_bpcc_msg {
 	TAILQ_ENTRY(dht_bpcc_msg) link;
 	struct dhtkey prev; /* the hop it came from */
 	bool has_prev;      /* (none: our own) */
+	uint64_t req_id;    /* ours: the attempt's request id */
 	uint16_t type;
 	size_t len;
 	uint8_t body[]; /* the request as the neighbour gets it */
@@ -103,6 +104,8 @@ struct dht_bpcc_counters {
 	uint64_t *bpcc_fails;          /* requests answered FAIL instead */
 	uint64_t *bpcc_overflow;       /* refused: a queue at its hard bound */
 	uint64_t *bpcc_drains;         /* drain notices from the node below */
+	uint64_t *bpcc_withdrawn;      /* ours taken out: their attempt's
+					* time was up, or they ended */
 };
 
 struct dht_bpcc {
@@ -132,6 +135,7 @@ dht_bpcc_counters_bind(struct dht *d, struct dht_bpcc_counters *c)
 		C(bpcc_fails),
 		C(bpcc_overflow),
 		C(bpcc_drains),
+		C(bpcc_withdrawn),
 #undef C
 	};
 
@@ -289,8 +293,16 @@ dht_bpcc_msg_new(uint16_t type, const void *body, size_t len,
 	m->len = len;
 	memcpy(m->body, body, len);
 	m->has_prev = prev != NULL;
-	if (prev != NULL)
+	m->req_id = 0;
+	if (prev != NULL) {
 		m->prev = *prev;
+	} else {
+		struct dhtmsg_req req;
+
+		/* Ours: our own encoding, it decodes. */
+		if (dhtmsg_req_decode(type, body, len, &req) == 0)
+			m->req_id = req.req_id;
+	}
 	return m;
 }
 
@@ -550,6 +562,62 @@ dht_bpcc_all(const struct dht *d, size_t *n)
 	return w.v;
 }
 
+/*
+ * Our own requests of op that still wait in a queue are taken out, none
+ * of them sent: op's latest attempt's time is up (dht_bpcc_expired) or
+ * op ended (dht_bpcc_ended). Issue 14: a neighbour that died (SIGKILL,
+ * over UDP) takes nothing more, the core refuses what we send it once
+ * its window toward it is full, and our request waited in its queue; the
+ * attempt that gave up on it sent the next one another way, but the old
+ * one stayed, counted against DHT_BPCC_OWN_MAX, and at BPCC_BLOCK_MAX was
+ * routed again as a duplicate of an attempt given up on. Waiting in our
+ * own queue it is not on its way: it is the attempt layer's to retry, on
+ * its own time, and the next attempt avoids that hop (dht_attempt_next),
+ * so that taking it out loses nothing. The neighbour is not declared
+ * failed, and its queue goes on for the others' requests, which keep
+ * BPCC_BLOCK_MAX: their requesters are upstream, and to them the wait is
+ * the back-pressure; ours hold nobody (dht_bpcc_push). A queue emptied
+ * so is no longer blocked (nothing waits on its neighbour), and its holds
+ * end once it is down to half, as after a drain.
+ */
+static void
+dht_bpcc_withdraw(struct dht *d, const struct dht_op *op)
+{
+	struct dht_bpcc *b = d->bpcc;
+	struct dht_bpcc_q **v;
+	size_t n;
+
+	if (b == NULL || b->own == 0 || op->attempts == 0)
+		return;
+	v = dht_bpcc_all(d, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct dht_bpcc_q *q = v[i];
+		struct dht_bpcc_msg *m, *next;
+		bool took = false;
+
+		for (m = TAILQ_FIRST(&q->msgs); m != NULL; m = next) {
+			next = TAILQ_NEXT(m, link);
+			if (m->has_prev || dht_attempt_of(op, m->req_id) < 0)
+				continue;
+			TAILQ_REMOVE(&q->msgs, m, link);
+			q->depth--;
+			b->depth--;
+			b->own--;
+			(*b->c.bpcc_withdrawn)++;
+			free(m);
+			took = true;
+		}
+		if (!took)
+			continue;
+		if (q->depth == 0)
+			dht_bpcc_set_blocked(d, q, false);
+		if (q->depth <= d->cfg.bpcc_queue / 2)
+			dht_bpcc_release(d, q);
+	}
+	free(v);
+	dht_bpcc_gauges(b);
+}
+
 static void
 dht_bpcc_q_free(struct dht_bpcc_q *q)
 {
@@ -717,23 +785,54 @@ dht_bpcc_forward(struct dht *d, const struct dhtkey *from,
 	return r == -EAGAIN ? -ENOBUFS : r;
 }
 
-/* Nothing is dropped for congestion: a request waits in queues, and one
+/*
+ * Nothing is dropped for congestion: a request waits in queues, and one
  * whose hop stopped taking any is routed again after BPCC_BLOCK_MAX.
  * Sent again sooner, it would only add to the load that delays it (the
- * seed's BPCC sends nothing twice). */
+ * seed's BPCC sends nothing twice): an attempt waits BPCC_BLOCK_MAX at
+ * least, but never more than its share of REQUEST_TIMEOUT (one of
+ * DHT_ATTEMPTS_MAX). Issue 14: with REQUEST_TIMEOUT at or below
+ * BPCC_BLOCK_MAX (3 s against 4 s in integration.dht) the first attempt
+ * took the request's whole time, and a GET whose first hop was a holder
+ * just killed timed out, where without control its next attempt asks
+ * the other holders directly; a request of ours has the attempt layer's
+ * retries as its only way around a dead peer, and they must fit in its
+ * time. What of ours still waits in a queue then is taken out
+ * (dht_bpcc_expired).
+ */
 static uint64_t
 dht_bpcc_timeout_us(struct dht *d, const struct dht_op *op, uint64_t dht_us)
 {
-	uint64_t least = d->cfg.bpcc_block_max_us;
+	uint64_t least = d->cfg.bpcc_block_max_us,
+	         share = d->cfg.timeout_us / DHT_ATTEMPTS_MAX;
 
 	(void)op;
+	if (least > share)
+		least = share;
 	return dht_us > least ? dht_us : least;
+}
+
+/* op's latest attempt's time is up: what of it still waits here goes
+ * (dht_bpcc_withdraw); the next attempt takes another way. */
+static void
+dht_bpcc_expired(struct dht *d, struct dht_op *op)
+{
+	dht_bpcc_withdraw(d, op);
+}
+
+/* op ended: what of it still waits here has nobody to answer. */
+static void
+dht_bpcc_ended(struct dht *d, struct dht_op *op)
+{
+	dht_bpcc_withdraw(d, op);
 }
 
 const struct dht_cc_scheme dht_cc_bpcc = {
 	.name = "bpcc",
 	.forward = dht_bpcc_forward,
 	.timeout_us = dht_bpcc_timeout_us,
+	.expired = dht_bpcc_expired,
+	.ended = dht_bpcc_ended,
 	.peer_down = dht_bpcc_peer_down,
 	.tick = dht_bpcc_tick,
 };

@@ -221,6 +221,8 @@ dht_cc_expired(struct dht *d, struct dht_op *op)
 {
 	if (!op->cc_acked && op->attempts > 0)
 		dht_cc_lost(d, op);
+	if (d->cc.scheme->expired != NULL)
+		d->cc.scheme->expired(d, op);
 }
 
 void

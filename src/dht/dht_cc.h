@@ -23,6 +23,8 @@
  *              ended here, nothing was measured); once per request
  *   lost       an attempt gave up with no ACK, or a hop was over its
  *              REQUEST_RATE (FAIL 4): a sign of congestion
+ *   expired    the latest attempt's time is up, ACKed or not (after
+ *              lost, if it was one): the next attempt comes next
  *   ended      it ended, acknowledged or not
  * and for every request sent to a next hop:
  *   forward    sends it (none: env.send; -EAGAIN is a drop, counted)
@@ -57,6 +59,7 @@ struct dht_cc_scheme {
 	void (*acked)(struct dht *d, struct dht_op *op, uint64_t rtt_us,
 	    bool here);
 	void (*lost)(struct dht *d, struct dht_op *op);
+	void (*expired)(struct dht *d, struct dht_op *op);
 	void (*ended)(struct dht *d, struct dht_op *op);
 	/* How long op's latest attempt waits before the next starts, given
 	 * dht_us, the DHT's own measure (dht_attempt.c); NULL: that. */

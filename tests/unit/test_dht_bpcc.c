@@ -19,7 +19,11 @@
  * given up (the waits never close a cycle) and nothing left queued or
  * held, also when all nodes share one CPU (none refused, none lost; with
  * CSCC, none lost either); a node that stops reading for good holds the
- * others back for at most BPCC_BLOCK_MAX.
+ * others back for at most BPCC_BLOCK_MAX; a node's own request that waits
+ * in a blocked queue is taken out when its attempt's time is up (its
+ * share of REQUEST_TIMEOUT, even below BPCC_BLOCK_MAX), the next attempt
+ * going another way, while relayed ones wait on, and GETs get around a
+ * stopped holder within a REQUEST_TIMEOUT shorter than BPCC_BLOCK_MAX.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -595,6 +599,172 @@ START_TEST(test_flood_stopped_node)
 }
 END_TEST
 
+/* What a GET or PUT of test_stopped_holder saw. */
+struct outcome {
+	bool done;
+	int status;
+	size_t block_len;
+	uint8_t block[256];
+};
+
+static void
+on_outcome(void *cls, const struct dht_result *r)
+{
+	struct outcome *o = cls;
+
+	o->done = true;
+	o->status = r->status;
+	o->block_len = r->block_len <= sizeof(o->block) ? r->block_len : 0;
+	memcpy(o->block, r->block, o->block_len);
+}
+
+/* Runs until o is done, at most limit_ms of virtual time. */
+static void
+run_until_done(struct outcome *o, uint64_t limit_ms)
+{
+	for (uint64_t t = 0; t < limit_ms && !o->done; t += 10)
+		run_ms(10);
+}
+
+/*
+ * integration.dht's test_absent_and_killed_holder on the fake network:
+ * REQUEST_TIMEOUT 3 s, shorter than BPCC_BLOCK_MAX (4 s), and the
+ * closest holder of a block stops for good (SIGKILL over UDP: nothing
+ * it is sent is taken, and the way to it fills and refuses, -EAGAIN).
+ * Every other node's GETs of the block, three rounds of them, end well
+ * within the 3 s: an attempt toward the dead holder gives up after its
+ * share of the request's time, and one of ours that waits in its queue
+ * is taken out then, so that the next attempt asks the other holders
+ * (issue 14: with BPCC the first attempt took the whole 3 s). Relayed
+ * requests still wait there, for BPCC_BLOCK_MAX.
+ */
+START_TEST(test_stopped_holder)
+{
+	struct dhtsim_cfg cfg;
+	struct dhtkey key;
+	struct outcome o;
+	uint8_t data[200];
+	int holder = -1;
+
+	dhtsim_cfg_default(&cfg);
+	cfg.seed = 0xbd;
+	cfg.link.cap = LINK_CAP;
+	cfg.link.answer_room = ANSWER_EXTRA;
+	cfg.dht.congestion = DHT_CC_BPCC;
+	cfg.dht.timeout_us = 3 * SEC;
+	cfg.dht.bpcc_block_max_us = 4 * SEC;
+	ck_assert_int_eq(dhtsim_new(&cfg, 16, &sim), 0);
+	for (int i = 0; i < sim->n; i++)
+		for (int j = i + 1; j < sim->n; j++)
+			ck_assert_int_eq(dhtsim_link(sim, i, j), 0);
+	run_ms(500);
+	dhtsim_random(sim, data, sizeof(data));
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_put(sim->nodes[7].dht, data, sizeof(data),
+	                     1800000000, 0, on_outcome, &o, &key),
+	    0);
+	run_until_done(&o, 5000);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	for (int i = 0; i < sim->n; i++)
+		if (dhtsim_block(sim, i, &key) != NULL &&
+		    (holder < 0 ||
+		        dhtkey_closer(&key, &sim->nodes[i].id,
+		            &sim->nodes[holder].id) < 0))
+			holder = i;
+	ck_assert_int_ge(holder, 0);
+	dhtsim_stop(sim, holder, true);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < sim->n; i++) {
+			uint64_t t0 = sim->now_us;
+
+			if (i == holder)
+				continue;
+			memset(&o, 0, sizeof(o));
+			ck_assert_int_eq(dht_get(sim->nodes[i].dht, &key,
+			                     on_outcome, &o),
+			    0);
+			run_until_done(&o, 5000);
+			ck_assert_msg(o.done && o.status == 0,
+			    "round %d, GET from %d (holder %d): status %d "
+			    "after %llu ms",
+			    round, i, holder, o.status,
+			    (unsigned long long)(sim->now_us - t0) / 1000);
+			ck_assert_uint_eq(o.block_len, sizeof(data));
+			ck_assert_int_eq(memcmp(o.block, data, sizeof(data)),
+			    0);
+		}
+	fprintf(stderr,
+	    "stopped holder: queued %llu, withdrawn %llu, timeouts %llu, "
+	    "retries %llu\n",
+	    (unsigned long long)stat_sum("bpcc_queued"),
+	    (unsigned long long)stat_sum("bpcc_withdrawn"),
+	    (unsigned long long)stat_sum("bpcc_block_timeouts"),
+	    (unsigned long long)stat_sum("retries"));
+	/* Some of ours did wait in the dead holder's queue, and were taken
+	 * out when their attempt's time was up. */
+	ck_assert_uint_gt(stat_sum("bpcc_withdrawn"), 0);
+	net_free();
+}
+END_TEST
+
+/*
+ * A request of our own waiting in a blocked queue is taken out when its
+ * attempt's time is up, and the next attempt goes another way: node 0's
+ * way to node 2 takes nothing, its FIND for node 2's id waits in its
+ * queue to 2; REQUEST_TIMEOUT 3 s, BPCC_BLOCK_MAX 4 s. After the
+ * attempt's share of the 3 s the queue is empty and no longer blocked,
+ * the next attempt went through node 1, and BPCC did not give node 2 up
+ * (the attempt layer blames it once, as without BPCC); a relayed request
+ * in node 1's blocked queue to 2 still waits there meanwhile (its wait
+ * is BPCC_BLOCK_MAX), and the FIND ends well once that way opens.
+ */
+START_TEST(test_own_withdrawn)
+{
+	struct outcome o;
+
+	net_start(3, 20, 4, 4 * SEC, DHT_CC_BPCC);
+	run_ms(300);
+	sim->nodes[0].dht->cfg.timeout_us = 3 * SEC;
+	sim->nodes[1].dht->cfg.timeout_us = 3 * SEC;
+	link_cap(0, 2, 0);
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_find(sim->nodes[0].dht, &sim->nodes[2].id, 2,
+	                     on_outcome, &o),
+	    0);
+	ck_assert_uint_eq(peer_state(0, 2).depth, 1);
+	ck_assert(peer_state(0, 2).blocked);
+	/* A relayed one (node 1 its hop) waits in node 1's queue to 2. */
+	link_cap(1, 2, 0);
+	inject_find(0, 1, &sim->nodes[2].id, 77);
+	ck_assert_uint_eq(peer_state(1, 2).depth, 1);
+	/* Still waiting half a second in: an attempt's share of the 3 s
+	 * is 750 ms. */
+	run_ms(500);
+	ck_assert_uint_ge(peer_state(0, 2).depth, 1);
+	ck_assert_uint_eq(stat(0, "bpcc_withdrawn"), 0);
+	run_ms(500);
+	/* Taken out, every request of node 0's that waited there (its own
+	 * lookups of the tables' upkeep too). */
+	ck_assert_uint_ge(stat(0, "bpcc_withdrawn"), 1);
+	ck_assert_uint_eq(stat(0, "bpcc_withdrawn"), stat(0, "bpcc_queued"));
+	ck_assert_uint_eq(peer_state(0, 2).depth, 0);
+	ck_assert(!peer_state(0, 2).blocked);
+	ck_assert(!peer_state(0, 2).stalled);
+	ck_assert_uint_eq(stat(0, "bpcc_block_timeouts"), 0);
+	ck_assert_uint_eq(stat(1, "bpcc_withdrawn"), 0);
+	ck_assert_uint_ge(peer_state(1, 2).depth, 2);
+	ck_assert_uint_ge(stat(0, "retries"), 1);
+	/* The next attempt, through node 1, waits behind in its queue to
+	 * 2 (node 1 has no other way to node 2's id); the way opens. */
+	link_cap(1, 2, 100);
+	run_ms(100);
+	ck_assert(o.done);
+	ck_assert_int_eq(o.status, 0);
+	net_free();
+}
+END_TEST
+
 /* Without CONGESTION = bpcc a request the node below refuses is dropped
  * (none, the baseline: counted, no FAIL adds to the load), nothing is
  * queued or held. */
@@ -624,6 +794,8 @@ test_suite(void)
 	tcase_add_test(tc, test_off);
 	tcase_add_test(tc, test_flood_no_deadlock);
 	tcase_add_test(tc, test_flood_stopped_node);
+	tcase_add_test(tc, test_stopped_holder);
+	tcase_add_test(tc, test_own_withdrawn);
 	tcase_add_test(tc, test_flood_one_cpu);
 	tcase_add_test(tc, test_flood_one_cpu_cscc);
 	suite_add_tcase(s, tc);
