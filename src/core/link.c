@@ -199,14 +199,27 @@ link_on_kx(struct link *l, const struct kx_msg *m, uint64_t now_us)
 
 	kx_echo_of(l->my_eph, mine);
 	echoed = sodium_memcmp(mine, m->echo, FERRY_KX_ECHO_LEN) == 0;
-	/* A peer that holds no ephemeral key of ours lost its state: the
-	 * current keys are dead, stop sending under them. */
+	/* A peer that holds no ephemeral key of ours, with an ephemeral key
+	 * of its own other than the current keys', lost its state (it
+	 * restarted): the current keys are dead, stop sending under them.
+	 * The new session starts from a new ephemeral key of ours too, so
+	 * that it owes nothing to the old one and its rekey clock starts
+	 * with it (an old key would have it re-keyed during its first
+	 * traffic). A zero echo with the current keys' ephemeral key is a
+	 * copy of the peer's first KX, sent again before our answer reached
+	 * it and overtaken by the frame that made the keys current: they
+	 * stand. */
 	if (sodium_memcmp(m->echo, zero, FERRY_KX_ECHO_LEN) == 0 &&
-	    l->cur != NULL) {
+	    l->cur != NULL &&
+	    memcmp(l->cur->peer_eph, m->eph, KX_EPH_LEN) != 0) {
 		keyset_free(l->prev);
 		l->prev = l->cur;
 		l->prev_until_us = now_us + LINK_PREV_GRACE_US;
 		l->cur = NULL;
+		keyset_free(l->next);
+		l->next = NULL;
+		kx_eph_new(l->my_sk, l->my_eph);
+		l->my_eph_us = now_us;
 		ret |= LINK_KX_RESET;
 	}
 	memcpy(l->peer_eph, m->eph, KX_EPH_LEN);

@@ -196,6 +196,7 @@ dht_peer_up(struct dht *d, const struct dhtkey *peer, uint64_t net)
 
 	(void)rtable_seen(d->rt, peer, net, dht_now(d));
 	dht_links_up(d, peer);
+	dht_attempts_link_up(d);
 	/* Kept with the entry, to hand on and to find it after a restart. */
 	len = d->env.peer_helo(d->env.cls, peer, helo, sizeof(helo));
 	if (len > 0)

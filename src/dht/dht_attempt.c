@@ -120,6 +120,7 @@ dht_attempt_add(struct dht *d, struct dht_op *op)
 	op->req_id = op->ids[i];
 	op->waiting[i] = 0;
 	op->has_hop[i] = false;
+	op->stranded = false;
 	return (int)i;
 }
 
@@ -456,6 +457,36 @@ dht_next_deadline_us(struct dht *d)
 	}
 	d->deadline_told_us = next;
 	return next;
+}
+
+/*
+ * A daemon just started has its table from disk and no link up: the PUTs
+ * its clients make at once end here, stored here alone for want of a
+ * linked neighbour (dht_place), and would wait out the attempt's time
+ * (REQUEST_TIMEOUT / 4 while no round trip is measured), although the
+ * links the table asked for come up a round trip later. Each link that
+ * comes up while such an attempt still lacks storing peers starts the
+ * next attempt at once, placed or routed as the links now allow (at
+ * most one per storing peer it lacked). What went out of the first went
+ * nowhere, so the congestion control hears of no loss and nobody is
+ * blamed.
+ */
+void
+dht_attempts_link_up(struct dht *d)
+{
+	struct dht_op *op;
+	int r;
+
+	TAILQ_FOREACH(op, &d->ops, link) {
+		if (!op->stranded || op->cc_waiting || op->attempts == 0)
+			continue;
+		op->stranded = false;
+		/* Starting an attempt ends no request (its answers from
+		 * here wait in op->later for the tick): the list holds. */
+		r = dht_attempt_next(d, op, NULL);
+		if (dht_attempt_busy(r))
+			dht_attempt_arm(d, op);
+	}
 }
 
 void

@@ -109,8 +109,10 @@ _Static_assert(DHT_ATTEMPTS_MAX <= DHT_ATTEMPT_ID_BITS + 1,
  *   ROUTED  (again) through the closest neighbour not tried yet, or, for
  *           a PUT that ended here, placed again.
  * A new attempt starts when the latest gives up (dht_attempt_timeout()
- * after it started: a few round trips to its neighbour) or when no
- * attempt has an answer left to bring (all FAILed, a wrong block); the
+ * after it started: a few round trips to its neighbour), when no
+ * attempt has an answer left to bring (all FAILed, a wrong block), or
+ * when a link comes up while the latest, placed here, lacks storing
+ * peers for want of links (dht_attempts_link_up); the
  * request ends when an answer completes it, when no attempt has an
  * answer left to bring and none can start, or at deadline_us.
  */
@@ -141,6 +143,10 @@ struct dht_op {
 	struct dhtkey hop[DHT_ATTEMPTS_MAX]; /* the neighbour it went to */
 	bool has_hop[DHT_ATTEMPTS_MAX];      /* (none: it ended here, or it
 					      * went to several peers) */
+	bool stranded;            /* the latest attempt, placed here, went
+				   * to fewer storing peers than wanted
+				   * for want of links: the next starts
+				   * when one comes up */
 	unsigned blamed;          /* attempts whose neighbour was blamed
 				   * for their silence (dht_attempt.c) */
 	unsigned asked_at;        /* GET: 1 + its ASKED attempt, 0 none */
@@ -403,5 +409,9 @@ void dht_attempt_sample(struct dht *d, const struct dht_op *op);
 /* Starts the next attempt of requests whose latest gave up, ends those
  * past their deadline. */
 void dht_attempts_tick(struct dht *d);
+/* A link came up: requests whose latest attempt was placed here on
+ * fewer storing peers than wanted, for want of links, start their next
+ * attempt now. */
+void dht_attempts_link_up(struct dht *d);
 
 #endif /* FERRY_DHT_DHT_INT_H */

@@ -347,13 +347,20 @@ dht_place(struct dht *d, const struct dhtmsg_req *req,
 	struct dhtkey ids[DHTMSG_REPL_MAX];
 	size_t n = dht_closest_with_self(d, &req->key, dht_replication(req),
 	    ids);
+	struct dht_op *op = d->starting;
+	unsigned placed = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (dhtkey_equal(&ids[i], &d->self))
+		if (dhtkey_equal(&ids[i], &d->self)) {
 			dht_store(d, req, from);
+			placed++;
+		}
 	/* Our own attempt still waits for replication answers: a peer may
-	 * come up meanwhile, for the next attempt to place it on. */
-	(void)dht_put_spread(d, req, from, DHTMSG_F_REPLICA, ids, n);
+	 * come up meanwhile, for the next attempt to place it on, at once
+	 * if the attempt lacks storing peers (dht_attempts_link_up). */
+	placed += dht_put_spread(d, req, from, DHTMSG_F_REPLICA, ids, n);
+	if (from == NULL && op != NULL && op->attempts > 0)
+		op->stranded = placed < dht_replication(req);
 }
 
 /*

@@ -427,6 +427,66 @@ START_TEST(test_restart_answer_lost)
 }
 END_TEST
 
+/* The side that kept its state starts the new session from a new
+ * ephemeral key: one made long before would have the new keys replaced
+ * by a rekey during the session's first traffic (REKEY_INTERVAL counts
+ * from the key's making), and the new keys owe nothing to the old. */
+START_TEST(test_restart_fresh_key)
+{
+	uint8_t old_eph[KX_EPH_LEN];
+
+	handshake();
+	test_tick(110 * USEC_PER_SEC);
+	memcpy(old_eph, A.l.my_eph, KX_EPH_LEN);
+	link_done(&B.l);
+	side_start(&B, "B", id_b, id_a, B_INDEX + 1);
+	test_tick(USEC_PER_SEC);
+	ck_assert_int_eq(kx_send(&B, &A), LINK_KX_RESET | LINK_KX_REPLY);
+	ck_assert(memcmp(A.l.my_eph, old_eph, KX_EPH_LEN) != 0);
+	ck_assert_uint_eq(A.l.my_eph_us, now_mono);
+	ck_assert_int_eq(kx_send(&A, &B), LINK_KX_NEWKEYS | LINK_KX_REPLY);
+	ck_assert_int_eq(kx_send(&B, &A), LINK_KX_NEWKEYS);
+	keys_agree();
+	ck_assert_mem_eq(A.l.cur->my_eph, A.l.my_eph, KX_EPH_LEN);
+	ck_assert_uint_lt(link_key_age(&A.l, now_mono), USEC_PER_SEC);
+	ck_assert_int_eq(frames_flow(), 0);
+}
+END_TEST
+
+/* A restarted B says its first KX twice (the second before A's answer
+ * reached it), and the copy arrives after B's first frame under the new
+ * keys: its zero echo is no second restart. Taken for one, it threw the
+ * new keys away, with what A had half-received from B and the fragments
+ * A had on the way, and every frame either side sent in between was
+ * lost. */
+START_TEST(test_restart_late_copy)
+{
+	uint8_t k1[FERRY_KX_SIZE], k1_again[FERRY_KX_SIZE], f[FRAME_MAX];
+	size_t n;
+
+	handshake();
+	link_done(&B.l);
+	side_start(&B, "B", id_b, id_a, B_INDEX + 1);
+	test_tick(USEC_PER_SEC);
+	kx_make(&B, k1);
+	test_tick(USEC_PER_SEC);
+	kx_make(&B, k1_again);
+	ck_assert_int_eq(kx_deliver(&A, k1), LINK_KX_RESET | LINK_KX_REPLY);
+	ck_assert_int_eq(kx_send(&A, &B), LINK_KX_NEWKEYS | LINK_KX_REPLY);
+	n = frame_seal(&B, "first after the restart", f);
+	ck_assert_int_eq(frame_open(&A, f, n, "first after the restart"),
+	    LINK_KX_NEWKEYS);
+	keys_agree();
+	/* The copy: answered (it does not echo A's key), nothing reset. */
+	ck_assert_int_eq(kx_deliver(&A, k1_again), LINK_KX_REPLY);
+	ck_assert(link_ready(&A.l));
+	keys_agree();
+	ck_assert_int_eq(frames_flow(), 0);
+	ck_assert_int_eq(kx_send(&A, &B), 0);
+	keys_agree();
+}
+END_TEST
+
 START_TEST(test_reordered_kx)
 {
 	uint8_t k1[FERRY_KX_SIZE], k2[FERRY_KX_SIZE], k3[FERRY_KX_SIZE];
@@ -744,6 +804,8 @@ test_suite(void)
 	tcase_add_test(tc, test_simultaneous);
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_restart_answer_lost);
+	tcase_add_test(tc, test_restart_fresh_key);
+	tcase_add_test(tc, test_restart_late_copy);
 	tcase_add_test(tc, test_reordered_kx);
 	tcase_add_test(tc, test_replayed_kx);
 	tcase_add_test(tc, test_late_first_kx_no_reset);

@@ -13,7 +13,8 @@
  * node GETs it; an absent key and a lost holder end well; answers find
  * their way back along the path when no direct link can be made; forged
  * receipts, duplicates and malformed bodies are counted and dropped; a
- * PUT with a quorum ends without its slowest storer.
+ * PUT with a quorum ends without its slowest storer; a PUT made before
+ * any link is up is placed as soon as the links come.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -1363,6 +1364,49 @@ END_TEST
  * the other three sent theirs. A quorum above the replication is
  * refused.
  */
+/* A node that comes back with its table and no link up (a daemon just
+ * restarted) is asked for a PUT at once: with no neighbour linked, the
+ * PUT ends there and is stored there alone. When its links come up, the
+ * PUT is placed on them then, not once its attempt gives up
+ * (REQUEST_TIMEOUT / 4 with no round trip measured, 2.5 s). */
+START_TEST(test_put_before_links)
+{
+	uint8_t data[2000];
+	struct dhtkey key, want[3];
+	struct outcome o;
+	uint64_t t0;
+	int x = 5;
+
+	net_start(16);
+	net_join();
+	sim->links_frozen = true;
+	dhtsim_cut_all(sim, x, true);
+	dhtsim_random(sim, data, sizeof(data));
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(dht_put(sim->nodes[x].dht, data, sizeof(data),
+	                     1800000000, 0, on_done, &o, &key),
+	    0);
+	run_ms(100);
+	ck_assert(!o.done);
+	ck_assert_ptr_nonnull(dhtsim_block(sim, x, &key));
+	sim->links_frozen = false;
+	t0 = sim->now_us;
+	for (int i = 0; i < sim->n; i++)
+		if (i != x)
+			make_link(x, i);
+	wait_for(&o);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_uint_eq(o.receipts, 3);
+	ck_assert_uint_lt(sim->now_us - t0, 500 * 1000);
+	ck_assert_uint_eq(stat(x, "dht.timeouts"), 0);
+	true_closest(&key, want, 3);
+	for (int j = 0; j < 3; j++)
+		ck_assert_ptr_nonnull(
+		    dhtsim_block(sim, node_of(&want[j]), &key));
+	net_free();
+}
+END_TEST
+
 START_TEST(test_put_quorum)
 {
 	uint8_t data[600];
@@ -1437,6 +1481,7 @@ test_suite(void)
 	tcase_add_test(tc, test_put_candidates);
 	tcase_add_test(tc, test_put_candidate_routes_on);
 	tcase_add_test(tc, test_put_quorum);
+	tcase_add_test(tc, test_put_before_links);
 	suite_add_tcase(s, tc);
 	return s;
 }
