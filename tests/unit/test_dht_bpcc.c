@@ -614,8 +614,11 @@ on_outcome(void *cls, const struct dht_result *r)
 
 	o->done = true;
 	o->status = r->status;
-	o->block_len = r->block_len <= sizeof(o->block) ? r->block_len : 0;
-	memcpy(o->block, r->block, o->block_len);
+	o->block_len = r->block != NULL && r->block_len <= sizeof(o->block)
+	    ? r->block_len
+	    : 0;
+	if (o->block_len > 0)
+		memcpy(o->block, r->block, o->block_len);
 }
 
 /* Runs until o is done, at most limit_ms of virtual time. */
