@@ -355,6 +355,8 @@ rb_imd_rtt(struct rb_ctx *x, unsigned ri)
 
 /* -------------------------------------------------------------------- */
 
+/* The seconds of series sr at RTT ri into s and, when req and conns are
+ * not NULL, the medians of the requests and connections a put took. */
 static void
 rb_summary(const struct rb_ctx *x, unsigned ri, enum rb_series sr,
     struct bench_summary *s, double *req, double *conns)
@@ -369,10 +371,14 @@ rb_summary(const struct rb_ctx *x, unsigned ri, enum rb_series sr,
 		c[i] = isnan(v[i]) ? NAN : x->v[ri][sr][i].conns;
 	}
 	bench_summarize(v, n, s);
-	bench_summarize(q, n, &t);
-	*req = t.median;
-	bench_summarize(c, n, &t);
-	*conns = t.median;
+	if (req != NULL) {
+		bench_summarize(q, n, &t);
+		*req = t.median;
+	}
+	if (conns != NULL) {
+		bench_summarize(c, n, &t);
+		*conns = t.median;
+	}
 }
 
 /* The goal of a series at rtt, NAN if it has none there. */
@@ -404,7 +410,6 @@ rb_write_dat(const struct rb_ctx *x)
 	    "# rtt_ms {peer-cold,peer-warm,imd-cold,imd-cold-lib,imd-warm,"
 	    "imd-warm-idle} x {median_s,min_s,max_s,rtts} tx_s x 6");
 	struct bench_summary s;
-	double req, conns;
 
 	if (f == NULL)
 		return;
@@ -413,12 +418,12 @@ rb_write_dat(const struct rb_ctx *x)
 
 		fprintf(f, "%u", rtt);
 		for (int sr = 0; sr < RB_NSERIES; sr++) {
-			rb_summary(x, ri, (enum rb_series)sr, &s, &req, &conns);
+			rb_summary(x, ri, (enum rb_series)sr, &s, NULL, NULL);
 			fprintf(f, " %.6f %.6f %.6f %.3f", s.median, s.min,
 			    s.max, rtt > 0 ? s.median * 1000 / rtt : NAN);
 		}
 		for (int sr = 0; sr < RB_NSERIES; sr++) {
-			rb_summary(x, 0, (enum rb_series)sr, &s, &req, &conns);
+			rb_summary(x, 0, (enum rb_series)sr, &s, NULL, NULL);
 			fprintf(f, " %.6f", s.median);
 		}
 		fputc('\n', f);
@@ -433,7 +438,7 @@ rb_report(const struct rb_ctx *x)
 	    "rtt_ms,series,n,median_s,min_s,max_s,rtts,requests,connections,"
 	    "tx_s,goal_s,goal_met,paper_udp_s,paper_hybrid_s");
 	struct bench_summary s, tx;
-	double req, conns, dummy;
+	double req, conns;
 
 	printf("\nThin client vs full peer (seed 001 Fig. 5-6): 1 MiB put "
 	       "into %u daemons at emulated client RTTs, median [min-max] of "
@@ -451,8 +456,8 @@ rb_report(const struct rb_ctx *x)
 			if (x->n[ri][sr] == 0)
 				continue;
 			rb_summary(x, ri, (enum rb_series)sr, &s, &req, &conns);
-			rb_summary(x, 0, (enum rb_series)sr, &tx, &dummy,
-			    &dummy);
+			/* The transmission time: the same put at RTT 0. */
+			rb_summary(x, 0, (enum rb_series)sr, &tx, NULL, NULL);
 			goal = rb_goal((enum rb_series)sr, rtt, tx.median);
 			ok = !isnan(goal) && s.median <= goal;
 			printf("%6u %-13s | %7.3f [%7.3f-%7.3f] | %6.2f | "

@@ -89,7 +89,10 @@ def bodies():
                                   b'"more": true, "entries": []}'),
         "relays": (2, js(relays)),
         "error": (3, js({"error": "stale", "message": "clock"})),
-        "error_long": (3, js({"error": "x" * 40})),
+        # A token longer than the 15 characters the client keeps: refused
+        # whole, never cut to a token it knows.
+        "error_long": (3, js({"error": "too-large-for-this-intermediary",
+                              "message": "a token past the client's"})),
         "trailing": (1, js(receipts) + b" {}"),
         "truncated": (1, js(receipts)[:-7]),
     }
