@@ -297,13 +297,15 @@ int dht_put_quorum(struct dht *d, const struct dhtkey *key, const void *data,
  * dht_put_keyed(); a storing peer charges the block to origin_pk's
  * ORIGIN_QUOTA, this node too when it is one. put->replication (1 to
  * DHTMSG_REPL_MAX) is part of what was signed and is used as it is.
- * put->block is borrowed for the call. -EBADMSG (counted as refused)
- * when the signature is not origin_pk's over key, replication and
- * expiry, or key is not the block's hash; -EINVAL for an empty or too
- * large block, a replication out of range or an expiry past; else as
- * dht_put(). */
-int dht_put_signed(struct dht *d, const struct dhtkey *key,
-    const struct dhtmsg_put *put, dht_done_fn *done, void *cls);
+ * put->block is borrowed for the call. The key is the block's hash,
+ * computed here once and written to *ret_key whenever the block's size
+ * is in range (so also with -EBADMSG): a relay cannot be handed a key
+ * that is not its block's. -EBADMSG (counted as refused) when the
+ * signature is not origin_pk's over that key, replication and expiry;
+ * -EINVAL for an empty or too large block, a replication out of range
+ * or an expiry past; else as dht_put(). */
+int dht_put_signed(struct dht *d, const struct dhtmsg_put *put,
+    dht_done_fn *done, void *cls, struct dhtkey *ret_key);
 /* Fetches the block of key; its hash is checked before done sees it. */
 int dht_get(struct dht *d, const struct dhtkey *key, dht_done_fn *done,
     void *cls);

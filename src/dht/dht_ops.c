@@ -185,23 +185,26 @@ dht_put_quorum(struct dht *d, const struct dhtkey *keyp, const void *data,
 }
 
 int
-dht_put_signed(struct dht *d, const struct dhtkey *key,
-    const struct dhtmsg_put *put, dht_done_fn *done, void *cls)
+dht_put_signed(struct dht *d, const struct dhtmsg_put *put, dht_done_fn *done,
+    void *cls, struct dhtkey *ret_key)
 {
-	if (put->block_len == 0 || put->block_len > d->cfg.max_block ||
-	    put->replication == 0 || put->replication > DHTMSG_REPL_MAX ||
+	if (put->block_len == 0 || put->block_len > d->cfg.max_block)
+		return -EINVAL;
+	dhtkey_of_block(put->block, put->block_len, ret_key);
+	if (put->replication == 0 || put->replication > DHTMSG_REPL_MAX ||
 	    done == NULL || put->expiry <= d->env.wall_s(d->env.cls))
 		return -EINVAL;
 	/* Checked here as every storing peer will: a forgery relayed would
 	 * cost the network its routing for nothing, and it would come back
 	 * as a refusal anyway. When this node is one of the storing peers,
 	 * its own store takes it unchecked (dht_put_checked trusts requests
-	 * of ours), so this check is also that one. */
-	if (dhtmsg_put_verify(key, put) < 0) {
+	 * of ours), so this check is also that one. The key is the block's
+	 * own, just computed: only the signature is left to check. */
+	if (dhtmsg_put_verify_sig(ret_key, put) < 0) {
 		(*d->c.refused)++;
 		return -EBADMSG;
 	}
-	return dht_put_start(d, key, put, put->replication, done, cls);
+	return dht_put_start(d, ret_key, put, put->replication, done, cls);
 }
 
 int

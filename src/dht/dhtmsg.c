@@ -533,7 +533,6 @@ dhtmsg_put_sign(const struct identity *ident, const struct dhtkey *key,
 int
 dhtmsg_put_verify(const struct dhtkey *key, const struct dhtmsg_put *put)
 {
-	uint8_t data[DHTMSG_PUT_SIGNED];
 	struct dhtkey actual;
 
 	/* The cheap check first: a block that is not its key's costs no
@@ -541,6 +540,14 @@ dhtmsg_put_verify(const struct dhtkey *key, const struct dhtmsg_put *put)
 	dhtkey_of_block(put->block, put->block_len, &actual);
 	if (!dhtkey_equal(&actual, key))
 		return -EBADMSG;
+	return dhtmsg_put_verify_sig(key, put);
+}
+
+int
+dhtmsg_put_verify_sig(const struct dhtkey *key, const struct dhtmsg_put *put)
+{
+	uint8_t data[DHTMSG_PUT_SIGNED];
+
 	dhtmsg_put_signed(key, put, data);
 	return identity_verify(put->origin_pk, DHTMSG_PUT_PREFIX, data,
 	    sizeof(data), put->sig);

@@ -209,6 +209,10 @@ void dhtmsg_put_sign(const struct identity *ident, const struct dhtkey *key,
 /* 0 if put's signature is origin_pk's over key and its fields, and key is
  * the hash of its block; else -EBADMSG. */
 int dhtmsg_put_verify(const struct dhtkey *key, const struct dhtmsg_put *put);
+/* dhtmsg_put_verify() for a key the caller computed from put's block
+ * itself: the signature alone. */
+int dhtmsg_put_verify_sig(const struct dhtkey *key,
+    const struct dhtmsg_put *put);
 /* The hash of the signed request that receipts name. */
 void dhtmsg_put_hash(const struct dhtkey *key, const struct dhtmsg_put *put,
     uint8_t ret[DHTMSG_HASH_LEN]);

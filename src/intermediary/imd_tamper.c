@@ -15,11 +15,11 @@ imd_tamper_set(const struct imd_tamper *t)
 }
 
 bool
-imd_tamper_relay(const struct dhtkey *key, const struct dhtmsg_put *put)
+imd_tamper_relay(const struct dhtmsg_put *put)
 {
 	if (imd_tamper == NULL || imd_tamper->relay == NULL)
 		return true;
-	return imd_tamper->relay(imd_tamper->cls, key, put);
+	return imd_tamper->relay(imd_tamper->cls, put);
 }
 
 bool

@@ -21,8 +21,7 @@
 struct imd_tamper {
 	/* Before a client's PUT is relayed: false drops it, and the client
 	 * is told "relayed" all the same. May be NULL. */
-	bool (*relay)(void *cls, const struct dhtkey *key,
-	    const struct dhtmsg_put *put);
+	bool (*relay)(void *cls, const struct dhtmsg_put *put);
 	/* Before a relay's end is queued for its client: the n entries (its
 	 * receipts, then its DONE) may be rewritten in place; returns how
 	 * many of the first are queued, 0 to n. May be NULL. */
@@ -41,7 +40,7 @@ struct imd_tamper {
 void imd_tamper_set(const struct imd_tamper *t);
 /* The intermediary's side: true if the PUT is to be relayed (always,
  * without a tamper). */
-bool imd_tamper_relay(const struct dhtkey *key, const struct dhtmsg_put *put);
+bool imd_tamper_relay(const struct dhtmsg_put *put);
 /* The intermediary's side, for a PUT imd_tamper_relay() dropped: true
  * with *ret the end to queue for it (false, always, without a tamper). */
 bool imd_tamper_fake(const struct dhtkey *key, const struct dhtmsg_put *put,

@@ -102,57 +102,67 @@ imd_relay_done(void *cls, const struct dht_result *r)
 }
 
 /* Relays one record: its status word for the answer, or NULL when the
- * request ended (answered). */
+ * request ended (answered). *key is the block's key on return (the block
+ * is hashed once, here or in dht_put_signed()), and hash the put_hash of
+ * the signed request. */
 static const char *
-imd_upload_relay(struct imd_upload *u, const struct dhtkey *key,
-    const struct dhtmsg_put *put)
+imd_upload_relay(struct imd_upload *u, const struct dhtmsg_put *put,
+    struct dhtkey *key, uint8_t hash[DHTMSG_HASH_LEN])
 {
 	struct imd *imd = u->imd;
 	struct imd_client *cl = imd_client_get(imd, u->client);
-	struct imd_relay *rl;
+	const char *status = "relayed";
+	struct imd_relay *rl = NULL;
+	bool hashed = false;
 	int r;
 
 	if (put->replication == 0 || put->replication > DHTMSG_REPL_MAX)
-		return "replication";
-	if (put->expiry <= time_real_s())
-		return "expired";
-	if (cl != NULL && imd_client_over_quota(imd, cl, put->block_len)) {
+		status = "replication";
+	else if (put->expiry <= time_real_s())
+		status = "expired";
+	else if (cl != NULL && imd_client_over_quota(imd, cl, put->block_len)) {
 		imd_upload_fail(u, 403, "quota", "over CLIENT_QUOTA");
 		return NULL;
-	}
-	if (!imd_tamper_relay(key, put)) {
+	} else if (!imd_tamper_relay(put)) {
 		/* A test build's hostile intermediary: dropped, and answered
 		 * with receipts of its own making if it wants. */
 		struct dht_result fake;
-		uint8_t hash[DHTMSG_HASH_LEN];
 
-		if (imd_tamper_fake(key, put, &fake)) {
-			dhtmsg_put_hash(key, put, hash);
+		dhtkey_of_block(put->block, put->block_len, key);
+		dhtmsg_put_hash(key, put, hash);
+		if (imd_tamper_fake(key, put, &fake))
 			imd_receipts_push(imd, u->client, key, hash, &fake);
+		return status;
+	} else if ((rl = calloc(1, sizeof(*rl))) == NULL) {
+		status = "busy";
+	} else {
+		r = dht_put_signed(imd->dht, put, imd_relay_done, rl, key);
+		/* putrec_decode() bounded the block: it was hashed. */
+		hashed = true;
+		if (r < 0) {
+			free(rl);
+			rl = NULL;
+			status = r == -EBADMSG ? "bad-signature"
+			    : r == -EINVAL     ? "expired"
+			                       : "busy";
 		}
-		return "relayed";
 	}
-	rl = calloc(1, sizeof(*rl));
+	if (!hashed)
+		dhtkey_of_block(put->block, put->block_len, key);
+	dhtmsg_put_hash(key, put, hash);
 	if (rl == NULL)
-		return "busy";
-	r = dht_put_signed(imd->dht, key, put, imd_relay_done, rl);
-	if (r < 0) {
-		free(rl);
-		return r == -EBADMSG ? "bad-signature"
-		    : r == -EINVAL   ? "expired"
-		                     : "busy";
-	}
+		return status;
 	rl->imd = imd;
 	memcpy(rl->client, u->client, AUTH_KEY_LEN);
 	rl->key = *key;
-	dhtmsg_put_hash(key, put, rl->put_hash);
+	memcpy(rl->put_hash, hash, DHTMSG_HASH_LEN);
 	rl->len = put->block_len;
 	TAILQ_INSERT_TAIL(&imd->relays, rl, link);
 	imd->in_flight += rl->len;
 	if (cl != NULL)
 		imd_client_charge(imd, cl, put->block_len);
 	(*imd->c.bytes_relayed) += put->block_len;
-	return "relayed";
+	return status;
 }
 
 /* One whole record: relayed or refused alone, and said so in the answer.
@@ -167,14 +177,13 @@ imd_upload_record(struct imd_upload *u, const struct putrec *rec)
 	const char *status;
 
 	memset(&put, 0, sizeof(put));
-	dhtkey_of_block(rec->block, rec->block_len, &key);
 	put.replication = rec->replication;
 	put.expiry = rec->expiry;
 	memcpy(put.origin_pk, u->client, sizeof(put.origin_pk));
 	memcpy(put.sig, rec->sig, sizeof(put.sig));
 	put.block = rec->block;
 	put.block_len = rec->block_len;
-	status = imd_upload_relay(u, &key, &put);
+	status = imd_upload_relay(u, &put, &key, hash);
 	if (status == NULL)
 		return false;
 	if (strcmp(status, "relayed") == 0) {
@@ -185,7 +194,6 @@ imd_upload_record(struct imd_upload *u, const struct putrec *rec)
 		(*u->imd->c.records_refused)++;
 		imd_log_refusal(u->imd, u->req, "record refused: %s", status);
 	}
-	dhtmsg_put_hash(&key, &put, hash);
 	base32_encode(key.b, sizeof(key.b), k);
 	base32_encode(hash, sizeof(hash), h);
 	(void)evbuffer_add_printf(u->json,

@@ -42,11 +42,10 @@ struct hostile {
 };
 
 static bool
-hostile_relay(void *cls, const struct dhtkey *key, const struct dhtmsg_put *put)
+hostile_relay(void *cls, const struct dhtmsg_put *put)
 {
 	struct hostile *h = cls;
 
-	(void)key;
 	(void)put;
 	log_notice("dropped PUT %lu (answered relayed)", ++h->dropped);
 	return false;

@@ -103,7 +103,7 @@ START_TEST(test_relay_receipts)
 {
 	uint8_t data[1500], hash[DHTMSG_HASH_LEN];
 	struct dhtmsg_put put;
-	struct dhtkey key;
+	struct dhtkey key, got;
 	struct outcome o;
 	int relay = 3, stored = 0;
 
@@ -112,9 +112,10 @@ START_TEST(test_relay_receipts)
 	client_sign(data, sizeof(data), 3, &key, &put);
 	dhtmsg_put_hash(&key, &put, hash);
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_put_signed(sim->nodes[relay].dht, &key, &put,
-	                     on_done, &o),
+	ck_assert_int_eq(dht_put_signed(sim->nodes[relay].dht, &put, on_done,
+	                     &o, &got),
 	    0);
+	ck_assert(dhtkey_equal(&got, &key));
 	ck_assert(!o.done); /* never from inside the call */
 	wait_for(&o);
 	ck_assert_int_eq(o.status, 0);
@@ -137,7 +138,7 @@ START_TEST(test_quota_is_the_clients)
 {
 	uint8_t a[3000], b[3000];
 	struct dhtmsg_put put;
-	struct dhtkey ka, kb;
+	struct dhtkey ka, kb, got;
 	struct outcome o;
 	struct dht_cfg cfg;
 
@@ -151,16 +152,18 @@ START_TEST(test_quota_is_the_clients)
 	dhtsim_random(sim, b, sizeof(b));
 	client_sign(a, sizeof(a), 8, &ka, &put);
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_put_signed(sim->nodes[1].dht, &ka, &put, on_done,
-	                     &o),
+	ck_assert_int_eq(dht_put_signed(sim->nodes[1].dht, &put, on_done, &o,
+	                     &got),
 	    0);
+	ck_assert(dhtkey_equal(&got, &ka));
 	wait_for(&o);
 	ck_assert_int_eq(o.status, 0);
 	client_sign(b, sizeof(b), 8, &kb, &put);
 	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(dht_put_signed(sim->nodes[1].dht, &kb, &put, on_done,
-	                     &o),
+	ck_assert_int_eq(dht_put_signed(sim->nodes[1].dht, &put, on_done, &o,
+	                     &got),
 	    0);
+	ck_assert(dhtkey_equal(&got, &kb));
 	wait_for(&o);
 	ck_assert_int_eq(o.status, -EDQUOT);
 	ck_assert_uint_eq(o.receipts, 0);
@@ -180,7 +183,7 @@ START_TEST(test_refused_at_relay)
 {
 	uint8_t data[500], other[500];
 	struct dhtmsg_put put, bad;
-	struct dhtkey key, wrong;
+	struct dhtkey key, wrong, got;
 	struct outcome o;
 	struct dht *d;
 
@@ -192,27 +195,32 @@ START_TEST(test_refused_at_relay)
 	memset(&o, 0, sizeof(o));
 	bad = put;
 	bad.sig[10] ^= 1;
-	ck_assert_int_eq(dht_put_signed(d, &key, &bad, on_done, &o), -EBADMSG);
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EBADMSG);
+	ck_assert(dhtkey_equal(&got, &key));
 	bad = put;
 	bad.expiry++; /* signed for another expiry */
-	ck_assert_int_eq(dht_put_signed(d, &key, &bad, on_done, &o), -EBADMSG);
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EBADMSG);
 	bad = put;
-	bad.block = other; /* not the key's block */
-	ck_assert_int_eq(dht_put_signed(d, &key, &bad, on_done, &o), -EBADMSG);
+	bad.block = other; /* not the block that was signed */
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EBADMSG);
+	/* The key is the block's own, whatever was signed: a relay cannot
+	 * be handed another. */
 	dhtkey_of_block(other, sizeof(other), &wrong);
-	ck_assert_int_eq(dht_put_signed(d, &wrong, &put, on_done, &o),
-	    -EBADMSG);
-	ck_assert_uint_eq(dhtsim_stat(sim, 2, "refused"), 4);
+	ck_assert(dhtkey_equal(&got, &wrong));
+	ck_assert_uint_eq(dhtsim_stat(sim, 2, "refused"), 3);
 	bad = put;
 	bad.replication = 0;
-	ck_assert_int_eq(dht_put_signed(d, &key, &bad, on_done, &o), -EINVAL);
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EINVAL);
 	bad.replication = DHTMSG_REPL_MAX + 1;
-	ck_assert_int_eq(dht_put_signed(d, &key, &bad, on_done, &o), -EINVAL);
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EINVAL);
 	client_sign(data, sizeof(data), 3, &key, &bad);
 	bad.expiry = DHTSIM_WALL0_S - 1;
 	dhtmsg_put_sign(client, &key, &bad);
-	ck_assert_int_eq(dht_put_signed(d, &key, &bad, on_done, &o), -EINVAL);
-	ck_assert_int_eq(dht_put_signed(d, &key, &put, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EINVAL);
+	ck_assert_int_eq(dht_put_signed(d, &put, NULL, NULL, &got), -EINVAL);
+	bad = put;
+	bad.block_len = 0;
+	ck_assert_int_eq(dht_put_signed(d, &bad, on_done, &o, &got), -EINVAL);
 	dhtsim_run_ms(sim, 2000);
 	ck_assert(!o.done);
 	for (int i = 0; i < sim->n; i++)
