@@ -201,8 +201,8 @@ burst(const char *key, const char *method, const char *target, int n)
 		fprintf(f,
 		    "%s -sS --cacert %s -o %s/resp.%d -D %s/hdrs.%d -X %s "
 		    "-H \"$h%d\" '%s%s'",
-		    i > 0 ? " --next" : "", cert, dir, i, dir, i, method, i, url,
-		    target);
+		    i > 0 ? " --next" : "", cert, dir, i, dir, i, method, i,
+		    url, target);
 	fprintf(f, "\n");
 	ck_assert_int_eq(fclose(f), 0);
 	o = sh("sh %s", cmd);
