@@ -20,8 +20,9 @@ packages=(
     check clang llvm libclang-rt-14-dev valgrind
     # checks: format, man pages, the systemd unit
     clang-format mandoc groff-base systemd strace
-    # scripts, benchmarks, network tests
-    gnuplot-nox procps iproute2 python3 git
+    # scripts, benchmarks, network tests; the intermediary's tests make
+    # certificates with openssl and drive its HTTP API with curl
+    gnuplot-nox procps iproute2 python3 git openssl curl
 )
 # Extended by later scripts (the SMTP transport's tests need a real MTA).
 read -r -a extra <<<"${FERRY_DEPS_EXTRA:-}"
