@@ -13,8 +13,11 @@
 # and fetched, checked, on another (`ferry dht put` / `get`, with the
 # storing nodes' signed receipts), a file stored from one node as
 # encrypted chunks under a manifest and fetched by its URI, checked, on
-# another (`ferry put` / `ferry get`), what the counters say happened, and
-# stops them all cleanly (also on Ctrl-C or an error).
+# another (`ferry put` / `ferry get`), a thin client with no daemon of its
+# own putting a file through node 1 as an HTTPS intermediary (with a
+# certificate made here) and a full node getting it back by its URI
+# (`ferry remote put`), what the counters say happened, and stops them all
+# cleanly (also on Ctrl-C or an error).
 #
 # The demo is a list of steps (DEMO_STEPS below); each is a function
 # step_<name> using the same helpers (node_cli, node_conf, ...).
@@ -35,7 +38,7 @@ NODES=3
 DO_BUILD=1
 HOLD=0
 KEEP=0
-DEMO_STEPS=(start status peers messages ping bulk dht files stats stop)
+DEMO_STEPS=(start status peers messages ping bulk dht files remote stats stop)
 APP_TYPE=4242
 
 WORK=
@@ -43,6 +46,7 @@ HOLD_PID=
 PIDS=()
 UDP_PORTS=()
 TCP_PORTS=()
+IMD_PORT=
 NODE_IPS=()
 TRANSPORTS=()
 
@@ -111,8 +115,9 @@ port_free() { # port_free PORT: nothing listens on it, TCP or UDP
     ! ss -Htuln "sport = :$1" 2>/dev/null | grep -q .
 }
 
-# Two consecutive free ports per node, from a random base, so that several
-# demos (or test runs) on one machine do not collide.
+# Two consecutive free ports per node and one more for node 1's HTTPS
+# intermediary, from a random base, so that several demos (or test runs)
+# on one machine do not collide.
 pick_ports() {
     local base tries=0 i ok
     while :; do
@@ -120,7 +125,7 @@ pick_ports() {
         [ "$tries" -le 50 ] || die "found no free ports"
         base=$((20000 + (RANDOM % 2000) * 20))
         ok=1
-        for ((i = 0; i < 2 * NODES; i++)); do
+        for ((i = 0; i <= 2 * NODES; i++)); do
             port_free $((base + i)) || { ok=0; break; }
         done
         [ "$ok" = 1 ] && break
@@ -128,6 +133,7 @@ pick_ports() {
     for ((i = 1; i <= NODES; i++)); do
         UDP_PORTS[i]=$((base + 2 * i - 2))
         TCP_PORTS[i]=$((base + 2 * i - 1))
+        IMD_PORT=$((base + 2 * NODES))
         NODE_IPS[i]=127.0.0.$((10 + i))
     done
 }
@@ -169,6 +175,13 @@ write_conf() { # write_conf N [BOOTSTRAP_URI]
         # network's peers per bucket would count as one host.
         echo "[dht]"
         echo "PER_NETWORK = 0"
+        # Node 1 is also an intermediary for thin clients.
+        if [ "$n" = 1 ]; then
+            echo "[intermediary]"
+            echo "LISTEN = ${NODE_IPS[1]}:$IMD_PORT"
+            echo "CERTIFICATE = $WORK/cert.pem"
+            echo "PRIVATE_KEY = $WORK/key.pem"
+        fi
     } >"$(node_conf "$n")"
 }
 
@@ -248,6 +261,11 @@ step_start() {
     say "Starting $NODES ferryd on 127.0.0.11 and up" \
         "(transports: ${TRANSPORTS[*]})"
     pick_ports
+    # The intermediary's certificate, self-signed for node 1's address.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+        -days 1 -subj /CN=ferry-demo -addext "subjectAltName=IP:${NODE_IPS[1]}" \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" >/dev/null 2>&1 ||
+        die "openssl could not make the intermediary's certificate"
     local n uri=
     for ((n = 1; n <= NODES; n++)); do
         write_conf "$n" "$uri"
@@ -403,6 +421,35 @@ step_files() {
         $(((t2 - t1) / 1000000))
     node_cli 1 stats storage. | grep -E '^storage\.(puts_done|blocks_put|bytes_put) '
     node_cli "$NODES" stats storage. | grep -E '^storage\.(gets_done|blocks_got|bytes_got|hedges) '
+}
+
+step_remote() {
+    say "A thin client puts a 1 MB file through node 1 (HTTPS intermediary); node $NODES gets it"
+    local src dst uri t0 t1 t2 client=$WORK/thin-client
+    src=$WORK/remote.in
+    dst=$WORK/remote.out
+    head -c 1000000 /dev/urandom >"$src"
+    t0=$(date +%s%N)
+    # No daemon on the client's side: its own key and convergence secret
+    # in its own directory, the intermediary's certificate trusted here.
+    "$FERRY_CLI" remote put --config-dir "$client" --cacert "$WORK/cert.pem" \
+        --intermediary "https://${NODE_IPS[1]}:$IMD_PORT" "$src" \
+        >"$WORK/remote.uri" 2>"$WORK/remote.err" ||
+        { cat "$WORK/remote.err" >&2; die "ferry remote put failed"; }
+    t1=$(date +%s%N)
+    # What the client said: its new key and secret, and that with one
+    # intermediary it could not check the put through a second one.
+    sed 's/^[0-9:.]* //; s/^/  client: /' "$WORK/remote.err"
+    uri=$(head -n 1 "$WORK/remote.uri")
+    [ -n "$uri" ] || die "ferry remote put printed no URI"
+    node_cli "$NODES" get "$uri" -o "$dst" || die "ferry get of the thin client's file failed"
+    t2=$(date +%s%N)
+    cmp -s "$src" "$dst" || die "the thin client's file came back damaged"
+    printf 'uri             %s\nsha256 put      %s\nsha256 got      %s\n' "$uri" \
+        "$(sha256sum <"$src" | cut -c1-64)" "$(sha256sum <"$dst" | cut -c1-64)"
+    printf 'remote put in %d ms (every block with its storers'"'"' signed receipts, each verified by the client), got in %d ms\n' \
+        $(((t1 - t0) / 1000000)) $(((t2 - t1) / 1000000))
+    node_cli 1 stats intermediary. | grep -E '^intermediary\.(requests|records_relayed|receipts|bytes_relayed) '
 }
 
 step_stats() {
