@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dht/dhtkey.h"
 #include "lib/wire.h"
 
 void
@@ -118,4 +119,77 @@ remote_fetch_end(const struct remote_fetch *f)
 	if (f->error < 0)
 		return f->error;
 	return f->head_have == 0 ? 0 : -EBADMSG;
+}
+
+/* remote_fetch_keys()'s own stage between the parser and the caller's
+ * callback: the check of every block against its key. */
+struct remote_fetch_keys {
+	remote_fetch_fn *fn;
+	void *cls;
+	bool wrong;  /* a record not asked, or a block not its key's */
+	bool failed; /* fn stopped the stream, its sentence said */
+};
+
+static int
+remote_fetch_keys_record(void *cls, unsigned status, const struct dhtkey *key,
+    const uint8_t *block, size_t len)
+{
+	struct remote_fetch_keys *k = cls;
+	struct dhtkey actual;
+	int r;
+
+	if (status == REMOTE_FETCH_FOUND) {
+		dhtkey_of_block(block, len, &actual);
+		if (!dhtkey_equal(&actual, key)) {
+			k->wrong = true;
+			return 0;
+		}
+	}
+	r = k->fn(k->cls, status, key, block, len);
+	if (r == REMOTE_FETCH_UNASKED) {
+		k->wrong = true;
+		return 0;
+	}
+	k->failed = r < 0;
+	return r;
+}
+
+static int
+remote_fetch_keys_write(void *cls, const void *data, size_t len)
+{
+	return remote_fetch_feed(cls, data, len);
+}
+
+int
+remote_fetch_keys(struct remote *rc, const uint8_t *keys, size_t n,
+    remote_fetch_fn *fn, void *cls)
+{
+	struct remote_fetch_keys k = { .fn = fn, .cls = cls };
+	struct remote_req rq = { .method = "POST",
+		.target = "/v1/fetch",
+		.content_type = "application/x-ferry-keys",
+		.body = keys,
+		.body_len = n * DHTKEY_LEN };
+	struct remote_fetch f;
+	struct remote_resp resp;
+	int r;
+
+	remote_fetch_init(&f, remote_fetch_keys_record, &k);
+	rq.write = remote_fetch_keys_write;
+	rq.write_cls = &f;
+	r = remote_request(rc, &rq, &resp);
+	if (r == 0 && resp.status != 200)
+		r = remote_fail_status(rc, "POST /v1/fetch", &resp);
+	if (r == 0 && remote_fetch_end(&f) < 0)
+		r = -EBADMSG;
+	/* fn's own failures said why themselves; the stream's did not. */
+	if (r == -EBADMSG && !k.failed)
+		(void)remote_fail(rc, r,
+		    "%s: POST /v1/fetch: a malformed answer", rc->url);
+	if (r == 0 && k.wrong)
+		r = remote_fail(rc, -EBADMSG,
+		    "%s sent a block that is not the one asked", rc->url);
+	remote_fetch_done(&f);
+	remote_resp_done(&resp);
+	return r;
 }

@@ -41,7 +41,6 @@ struct remote_get {
 	bool node;      /* the batch is the one node the reader needs */
 	uint8_t *plain; /* an opened block */
 	uint64_t bytes_done, blocks_done;
-	int error; /* the batch's first failure */
 	/* progress */
 	ferry_file_progress_fn *fn;
 	void *cls;
@@ -117,17 +116,12 @@ remote_get_record(void *cls, unsigned status, const struct dhtkey *key,
     const uint8_t *block, size_t len)
 {
 	struct remote_get *g = cls;
-	struct dhtkey actual;
 	bool asked = false;
 	int r;
 
 	if (status != REMOTE_FETCH_FOUND)
 		return 0; /* left for the next intermediary */
-	dhtkey_of_block(block, len, &actual);
-	if (!dhtkey_equal(&actual, key)) {
-		g->error = -EBADMSG;
-		return 0;
-	}
+	/* remote_fetch_keys() checked the block against its key. */
 	for (size_t i = 0; i < g->n_want; i++) {
 		struct remote_want *w = &g->want[i];
 
@@ -145,15 +139,7 @@ remote_get_record(void *cls, unsigned status, const struct dhtkey *key,
 		if (r < 0)
 			return r;
 	}
-	if (!asked)
-		g->error = -EBADMSG;
-	return 0;
-}
-
-static int
-remote_get_write_cb(void *cls, const void *data, size_t len)
-{
-	return remote_fetch_feed(cls, data, len);
+	return asked ? 0 : REMOTE_FETCH_UNASKED;
 }
 
 /* Asks the intermediary in use for the blocks of the batch not got. */
@@ -161,40 +147,14 @@ static int
 remote_get_fetch(struct remote_get *g)
 {
 	uint8_t keys[REMOTE_BATCH * DHTKEY_LEN];
-	struct remote_req rq = { .method = "POST",
-		.target = "/v1/fetch",
-		.content_type = "application/x-ferry-keys",
-		.body = keys };
-	struct remote_fetch f;
-	struct remote_resp resp;
-	int r;
+	size_t n = 0;
 
 	for (size_t i = 0; i < g->n_want; i++)
-		if (!g->want[i].got) {
-			memcpy(keys + rq.body_len, g->want[i].ref.block.b,
+		if (!g->want[i].got)
+			memcpy(keys + DHTKEY_LEN * n++, g->want[i].ref.block.b,
 			    DHTKEY_LEN);
-			rq.body_len += DHTKEY_LEN;
-		}
-	if (rq.body_len == 0)
-		return 0;
-	remote_fetch_init(&f, remote_get_record, g);
-	rq.write = remote_get_write_cb;
-	rq.write_cls = &f;
-	g->error = 0;
-	r = remote_request(g->rc, &rq, &resp);
-	if (r == 0 && resp.status != 200)
-		r = remote_fail_status(g->rc, "POST /v1/fetch", &resp);
-	if (r == 0 && remote_fetch_end(&f) < 0)
-		r = -EBADMSG;
-	if (r == -EBADMSG && g->rc->error[0] == '\0')
-		(void)remote_fail(g->rc, r,
-		    "%s: POST /v1/fetch: a malformed answer", g->rc->url);
-	if (r == 0 && g->error < 0)
-		r = remote_fail(g->rc, g->error,
-		    "%s sent a block that is not the one asked", g->rc->url);
-	remote_fetch_done(&f);
-	remote_resp_done(&resp);
-	return r;
+	return n == 0 ? 0
+	              : remote_fetch_keys(g->rc, keys, n, remote_get_record, g);
 }
 
 static size_t

@@ -110,6 +110,18 @@ int remote_fetch_feed(struct remote_fetch *f, const void *data, size_t len);
 /* 0 if the stream ended between records, else -EBADMSG. */
 int remote_fetch_end(const struct remote_fetch *f);
 void remote_fetch_done(struct remote_fetch *f);
+/* What a remote_fetch_keys() callback returns for a record it did not
+ * ask for (or had its answer to already): the intermediary's fault, said
+ * once the stream ends, the other records still read. */
+#define REMOTE_FETCH_UNASKED 1
+/* One POST /v1/fetch of the n keys at keys (32 bytes each, 1 to 4096) at
+ * the intermediary in use, each record to fn as it comes; a block found
+ * is checked against its key first, and one that is not its key's is
+ * the intermediary's fault, as REMOTE_FETCH_UNASKED. 0, or an error with
+ * its sentence in rc->error (an answer not 200, a malformed or wrong
+ * stream, fn's own error, the request's). */
+int remote_fetch_keys(struct remote *rc, const uint8_t *keys, size_t n,
+    remote_fetch_fn *fn, void *cls);
 
 /* --- remote_json.c: the JSON bodies --------------------------------- */
 

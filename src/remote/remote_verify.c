@@ -111,7 +111,6 @@ struct remote_check {
 	struct map *blocks;
 	struct remote_block **batch;
 	size_t n_batch;
-	int error; /* a block that is not the one asked */
 };
 
 static bool
@@ -128,27 +127,15 @@ remote_check_record(void *cls, unsigned status, const struct dhtkey *key,
 {
 	struct remote_check *c = cls;
 	struct remote_block *b = map_get(c->blocks, key->b, DHTKEY_LEN);
-	struct dhtkey actual;
 
-	if (b == NULL || b->answer != REMOTE_VERIFY_NONE_YET) {
-		c->error = -EBADMSG; /* not asked, or asked once */
-		return 0;
-	}
-	if (status == REMOTE_FETCH_FOUND) {
-		dhtkey_of_block(block, len, &actual);
-		if (!dhtkey_equal(&actual, key)) {
-			c->error = -EBADMSG;
-			return 0;
-		}
-	}
+	(void)block;
+	(void)len;
+	/* Not asked, or asked once; remote_fetch_keys() checked a found
+	 * block against its key. */
+	if (b == NULL || b->answer != REMOTE_VERIFY_NONE_YET)
+		return REMOTE_FETCH_UNASKED;
 	b->answer = (uint8_t)status;
 	return 0;
-}
-
-static int
-remote_check_write(void *cls, const void *data, size_t len)
-{
-	return remote_fetch_feed(cls, data, len);
 }
 
 /* One POST /v1/fetch of the batch's blocks still to ask (answer not
@@ -156,13 +143,7 @@ remote_check_write(void *cls, const void *data, size_t len)
 static int
 remote_check_fetch(struct remote_check *c, uint8_t *keys)
 {
-	struct remote_req rq = { .method = "POST",
-		.target = "/v1/fetch",
-		.content_type = "application/x-ferry-keys",
-		.body = keys };
-	struct remote_fetch f;
-	struct remote_resp resp;
-	int r;
+	size_t n = 0;
 
 	for (size_t i = 0; i < c->n_batch; i++) {
 		struct remote_block *b = c->batch[i];
@@ -170,27 +151,11 @@ remote_check_fetch(struct remote_check *c, uint8_t *keys)
 		if (b->answer == REMOTE_FETCH_FOUND)
 			continue;
 		b->answer = REMOTE_VERIFY_NONE_YET;
-		memcpy(keys + rq.body_len, b->key.b, DHTKEY_LEN);
-		rq.body_len += DHTKEY_LEN;
+		memcpy(keys + DHTKEY_LEN * n++, b->key.b, DHTKEY_LEN);
 	}
-	if (rq.body_len == 0)
-		return 0;
-	remote_fetch_init(&f, remote_check_record, c);
-	rq.write = remote_check_write;
-	rq.write_cls = &f;
-	c->error = 0;
-	r = remote_request(c->rc, &rq, &resp);
-	if (r == 0 && resp.status != 200)
-		r = remote_fail_status(c->rc, "POST /v1/fetch", &resp);
-	if (r == 0 && remote_fetch_end(&f) < 0)
-		r = remote_fail(c->rc, -EBADMSG,
-		    "%s: POST /v1/fetch: a malformed answer", c->rc->url);
-	if (r == 0 && c->error < 0)
-		r = remote_fail(c->rc, -EBADMSG,
-		    "%s sent a block that is not the one asked", c->rc->url);
-	remote_fetch_done(&f);
-	remote_resp_done(&resp);
-	return r;
+	return n == 0
+	    ? 0
+	    : remote_fetch_keys(c->rc, keys, n, remote_check_record, c);
 }
 
 static void
