@@ -376,3 +376,15 @@ remote_fail_status(struct remote *rc, const char *what,
 	return remote_fail(rc, r, "%s: %s: HTTP %ld%s%s", rc->url, what,
 	    resp->status, resp->error[0] != '\0' ? " " : "", resp->error);
 }
+
+bool
+remote_progress_due(struct remote_progress *pr, bool force)
+{
+	uint64_t now = time_mono_us();
+
+	if (pr->fn == NULL || pr->ms == 0 ||
+	    (!force && now - pr->last_us < pr->ms * 1000ull))
+		return false;
+	pr->last_us = now;
+	return true;
+}

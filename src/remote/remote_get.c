@@ -18,7 +18,6 @@
 
 #include <sodium.h>
 
-#include "lib/time.h"
 #include "storage/filesum.h"
 #include "storage/manifest.h"
 #include "storage/uri.h"
@@ -41,28 +40,22 @@ struct remote_get {
 	bool node;      /* the batch is the one node the reader needs */
 	uint8_t *plain; /* an opened block */
 	uint64_t bytes_done, blocks_done;
-	/* progress */
-	ferry_file_progress_fn *fn;
-	void *cls;
-	uint32_t progress_ms;
-	uint64_t last_report_us, size;
+	uint64_t size;
+	struct remote_progress progress;
 };
 
 static void
 remote_get_progress(struct remote_get *g, bool force)
 {
 	struct ferry_file_progress fp = { 0 };
-	uint64_t now = time_mono_us();
 
-	if (g->fn == NULL || g->progress_ms == 0 ||
-	    (!force && now - g->last_report_us < g->progress_ms * 1000ull))
+	if (!remote_progress_due(&g->progress, force))
 		return;
-	g->last_report_us = now;
 	fp.bytes_total = g->size;
 	fp.bytes_done = g->bytes_done;
 	fp.blocks_done = fp.blocks_total = g->blocks_done;
 	fp.peers = 1;
-	g->fn(g->cls, &fp);
+	g->progress.fn(g->progress.cls, &fp);
 }
 
 static int
@@ -285,9 +278,7 @@ remote_get(struct remote *rc, const char *uri, int fd, uint32_t progress_ms,
 {
 	struct remote_get g = { .rc = rc,
 		.fd = fd,
-		.fn = fn,
-		.cls = cls,
-		.progress_ms = progress_ms };
+		.progress = { .fn = fn, .cls = cls, .ms = progress_ms } };
 	struct storage_ref root;
 	const char *why = NULL;
 	size_t cand = 0;

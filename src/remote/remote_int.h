@@ -303,6 +303,17 @@ struct remote {
 	char error[512];
 };
 
+/* The FILE_PROGRESS reports of a put or get: to fn, every ms at most. */
+struct remote_progress {
+	ferry_file_progress_fn *fn; /* NULL: none */
+	void *cls;
+	uint32_t ms; /* 0: none */
+	uint64_t last_us;
+};
+/* True when a report is due now (force, or ms since the last), which it
+ * then counts as sent; false without a callback or a period. */
+bool remote_progress_due(struct remote_progress *pr, bool force);
+
 /* Says (with --verbose, or always when warn) on stderr. */
 void remote_say(const struct remote *rc, bool warn, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

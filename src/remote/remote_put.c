@@ -82,23 +82,16 @@ struct remote_put {
 	uint64_t bytes_read;
 	int error; /* the producer's */
 	const char *why;
-	/* progress */
-	ferry_file_progress_fn *fn;
-	void *cls;
-	uint32_t progress_ms;
-	uint64_t last_report_us;
+	struct remote_progress progress;
 };
 
 static void
 remote_put_progress(struct remote_put *p, bool force)
 {
 	struct ferry_file_progress fp = { 0 };
-	uint64_t now = time_mono_us();
 
-	if (p->fn == NULL || p->progress_ms == 0 ||
-	    (!force && now - p->last_report_us < p->progress_ms * 1000ull))
+	if (!remote_progress_due(&p->progress, force))
 		return;
-	p->last_report_us = now;
 	fp.bytes_total = p->size;
 	fp.bytes_done = p->bytes_read < p->size ? p->bytes_read : p->size;
 	fp.blocks_total = p->n_all;
@@ -106,7 +99,7 @@ remote_put_progress(struct remote_put *p, bool force)
 		if (p->all[i]->n_storers >= p->rc->replication)
 			fp.blocks_done++;
 	fp.peers = 1;
-	p->fn(p->cls, &fp);
+	p->progress.fn(p->progress.cls, &fp);
 }
 
 /* storage_emit_fn: a finished node joins the queue of records. */
@@ -615,9 +608,7 @@ remote_put(struct remote *rc, const char *path, uint32_t progress_ms,
 {
 	struct remote_put p = { .rc = rc,
 		.fd = -1,
-		.fn = fn,
-		.cls = cls,
-		.progress_ms = progress_ms };
+		.progress = { .fn = fn, .cls = cls, .ms = progress_ms } };
 	uint64_t blamed = 0;
 	int r;
 
