@@ -174,6 +174,11 @@ enum remote_receipt_verdict {
  * key, storer, expiry and put_hash, or a receipt for another key.
  */
 int remote_receipt_check(struct remote_block *b, const struct remote_entry *e);
+/* 0 if e is a receipt whose signature is its storer's over its key,
+ * expiry and put_hash (whatever PUT that names), with the storer's DHT id
+ * in *ret_storer; -EBADMSG for a forgery or an end of relay. */
+int remote_receipt_verify(const struct remote_entry *e,
+    struct dhtkey *ret_storer);
 
 /* --- remote_verify.c: blocks fetched back to check them -------------- */
 

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/identity.h"
 
 /* The first intermediary that answers. */
 static int
@@ -33,26 +32,6 @@ remote_queue_use(struct remote *rc)
 			    rc->error);
 	}
 	return r;
-}
-
-/* A receipt's signature, checked with no put of ours to compare with. */
-static bool
-remote_queue_valid(const struct remote_entry *e)
-{
-	struct dhtmsg_receipt r;
-	struct ferry_peer_id id;
-	struct dhtkey key, storer;
-
-	if (e->done)
-		return true;
-	memcpy(key.b, e->key, DHTKEY_LEN);
-	r.expiry = e->expiry;
-	memcpy(r.put_hash, e->put_hash, DHTMSG_HASH_LEN);
-	memcpy(r.storer_pk, e->storer_pk, FERRY_PUBKEY_LEN);
-	memcpy(r.sig, e->sig, FERRY_SIG_LEN);
-	peer_id_of(r.storer_pk, &id);
-	dhtkey_from_peer(&id, &storer);
-	return dhtmsg_receipt_verify(&key, &storer, r.put_hash, &r) == 0;
 }
 
 int
@@ -117,6 +96,7 @@ int
 remote_receipts(struct remote *rc, remote_entry_fn *fn, void *cls)
 {
 	struct remote_entry *list = NULL;
+	struct dhtkey storer;
 	uint64_t cursor;
 	bool more;
 	size_t n = 1;
@@ -132,9 +112,12 @@ remote_receipts(struct remote *rc, remote_entry_fn *fn, void *cls)
 		r = remote_take(rc, &cursor, 0, 0, &list, &n, &more);
 		if (r < 0)
 			return r;
+		/* Valid: an end of relay (the intermediary's word, not
+		 * signed), or a receipt its storer signed. */
 		for (size_t i = 0; i < n; i++)
 			fn(cls, rc->url, &list[i],
-			    remote_queue_valid(&list[i]));
+			    list[i].done ||
+			        remote_receipt_verify(&list[i], &storer) == 0);
 		free(list);
 		list = NULL;
 		(void)remote_dir_set_cursor(rc->dir, rc->imd_str, cursor);
