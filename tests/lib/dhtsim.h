@@ -204,8 +204,9 @@ struct dhtsim_counters {
 };
 
 struct dhtsim {
-	struct dhtsim_cfg cfg;     /* a copy; deadline_ticks and
-				    * store_quota may change between runs */
+	struct dhtsim_cfg cfg;     /* a copy; deadline_ticks, hold_latency
+				    * and store_quota may change between
+				    * runs */
 	struct dhtsim_node *nodes; /* n of them */
 	int n;
 	uint64_t now_us;          /* the virtual clock (env.now_us) */
