@@ -18,7 +18,9 @@
  * offers ends with every lookup answered, holds used, no queue ever
  * given up (the waits never close a cycle) and nothing left queued or
  * held, also when all nodes share one CPU (none refused, none lost; with
- * CSCC, none lost either); a node that stops reading for good holds the
+ * CSCC, none lost either), and when a hold reaches the held node only
+ * one delay of the link later (those refused are sent again, none
+ * lost); a node that stops reading for good holds the
  * others back for at most BPCC_BLOCK_MAX; a node's own request that waits
  * in a blocked queue is taken out when its attempt's time is up (its
  * share of REQUEST_TIMEOUT, even below BPCC_BLOCK_MAX), the next attempt
@@ -189,8 +191,9 @@ peer_state(int i, int j)
 /*
  * Three nodes: 0 sends requests for node 2's id to node 1, whose link to
  * 2 takes nothing. Node 1 queues them; the 4th (BPCC_QUEUE) holds node 0;
- * those up to 8 queue too, the 9th is refused with a FAIL to node 0. A
- * drain empties the queue in order and ends the hold; none was dropped.
+ * those up to 8 queue too, the 9th is refused with FAIL 8 (busy) to node
+ * 0. A drain empties the queue in order and ends the hold; none was
+ * dropped.
  */
 START_TEST(test_fill_block_release)
 {
@@ -221,6 +224,18 @@ START_TEST(test_fill_block_release)
 	ck_assert_uint_eq(peer_state(1, 2).depth, 8);
 	ck_assert_uint_eq(stat(1, "bpcc_overflow"), 1);
 	ck_assert_uint_eq(on_link(1, 0, FERRY_MSG_DHT_FAIL), 1);
+	{
+		const struct dhtsim_msg *m = dhtsim_link_msgs(sim, 1, 0);
+		struct dhtmsg_ans a;
+
+		while (m->type != FERRY_MSG_DHT_FAIL)
+			m = m->next;
+		ck_assert_int_eq(dhtmsg_ans_decode(m->type, m->body, m->len,
+		                     &a),
+		    0);
+		ck_assert_uint_eq(a.req_id, 9);
+		ck_assert_uint_eq(a.code, DHTMSG_BUSY);
+	}
 	dht_bpcc_get_status(sim->nodes[1].dht, &st);
 	ck_assert(st.on);
 	ck_assert_uint_eq(st.depth, 8);
