@@ -294,6 +294,7 @@ dht_fail_status(uint16_t code)
 	case DHTMSG_QUOTA:
 		return -ENOSPC;
 	case DHTMSG_RATE:
+	case DHTMSG_BUSY:
 		return -EAGAIN;
 	case DHTMSG_ORIGIN_QUOTA:
 		return -EDQUOT;
@@ -309,7 +310,8 @@ dht_fail_status(uint16_t code)
 static bool
 dht_fail_on_path(uint16_t code)
 {
-	return code == DHTMSG_RATE || code == DHTMSG_NO_ROUTE;
+	return code == DHTMSG_RATE || code == DHTMSG_NO_ROUTE ||
+	    code == DHTMSG_BUSY;
 }
 
 static void
@@ -317,16 +319,22 @@ dht_answer_fail(struct dht *d, struct dht_op *op, unsigned i,
     const struct dhtmsg_ans *a)
 {
 	op->fail_status = dht_fail_status(a->code);
+	/* A busy hop on the way: sent again a little later, if it went
+	 * that way only (dht_attempt_busy_again). */
+	if (a->code == DHTMSG_BUSY && dht_attempt_busy_again(d, op, i))
+		return;
 	/* A GET's peers asked directly answer each for itself: with no hop
 	 * left, one without the block says no route or not found. */
-	if (op->asked_at == i + 1 && a->code != DHTMSG_RATE)
+	if (op->asked_at == i + 1 && a->code != DHTMSG_RATE &&
+	    a->code != DHTMSG_BUSY)
 		op->not_found = true;
 	/* A PUT's FAIL from the hop its attempt went to (or from us, when
 	 * it could not be sent there), over its rate for us or with no
 	 * route, says the attempt reached no storing peer and nothing more
-	 * will come of it. Any other is one storing peer's refusal, which
-	 * counts once and leaves the others to answer. */
-	if (dht_is_placed(op->type) &&
+	 * will come of it, as does a busy hop's anywhere on the way (only a
+	 * hop that forwards sends one). Any other is one storing peer's
+	 * refusal, which counts once and leaves the others to answer. */
+	if (dht_is_placed(op->type) && a->code != DHTMSG_BUSY &&
 	    !(dht_fail_on_path(a->code) &&
 	        (dhtkey_equal(&a->responder, &d->self) ||
 	            (op->has_hop[i] &&
@@ -436,7 +444,9 @@ dht_answer_receive(struct dht *d, const struct dhtkey *from, uint16_t type,
 		return;
 	}
 	op = dht_op_find(d, a.req_id);
-	if (op == NULL || !dhtkey_equal(&op->key, &a.key)) {
+	/* An id no attempt holds: op's id_base, never sent. */
+	if (op == NULL || !dhtkey_equal(&op->key, &a.key) ||
+	    dht_attempt_of(op, a.req_id) < 0) {
 		(*d->c.unsolicited)++;
 		return;
 	}

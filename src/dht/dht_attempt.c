@@ -97,41 +97,62 @@ dht_attempt_of(const struct dht_op *op, uint64_t req_id)
 }
 
 /* A new attempt of op under a fresh request id, the latest: its index,
- * or -1 (none left, or no memory). The first's id is random with the
- * low bits clear (no request of ours has it), the others' are it with
- * their number there. */
+ * or -1 (none left, no number left, or no memory). The request's id_base
+ * is random with the low bits clear and kept in d->op_by_id while op
+ * lives, so that no other request of ours draws it; each attempt's id
+ * is it with the next number there. */
 static int
 dht_attempt_add(struct dht *d, struct dht_op *op)
 {
 	unsigned i = op->attempts;
 
-	if (i == DHT_ATTEMPTS_MAX)
+	if (i == DHT_ATTEMPTS_MAX || op->n_ids == DHT_ATTEMPT_ID_BITS)
 		return -1;
-	if (i == 0)
+	if (op->id_base == 0) {
 		do {
-			randombytes_buf(&op->ids[0], sizeof(op->ids[0]));
-			op->ids[0] &= ~(uint64_t)DHT_ATTEMPT_ID_BITS;
-		} while (dht_op_find(d, op->ids[0]) != NULL);
-	else
-		op->ids[i] = op->ids[0] | i;
+			randombytes_buf(&op->id_base, sizeof(op->id_base));
+			op->id_base &= ~(uint64_t)DHT_ATTEMPT_ID_BITS;
+		} while (
+		    op->id_base == 0 || dht_op_find(d, op->id_base) != NULL);
+		if (map_put(d->op_by_id, &op->id_base, sizeof(op->id_base),
+		        op) < 0) {
+			op->id_base = 0;
+			return -1;
+		}
+	}
+	op->ids[i] = op->id_base | (op->n_ids + 1);
 	if (map_put(d->op_by_id, &op->ids[i], sizeof(op->ids[i]), op) < 0)
 		return -1;
+	op->n_ids++;
 	op->attempts++;
 	op->req_id = op->ids[i];
 	op->waiting[i] = 0;
 	op->has_hop[i] = false;
 	op->stranded = false;
+	op->busy_wait = false;
 	return (int)i;
+}
+
+/* Takes back the latest attempt; spent: its number is not used again
+ * (it went out, and hops on its way took note of it). */
+static void
+dht_attempt_take_back(struct dht *d, struct dht_op *op, bool spent)
+{
+	unsigned i = --op->attempts;
+
+	(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));
+	if (!spent)
+		op->n_ids--;
+	op->req_id = i > 0 ? op->ids[i - 1] : 0;
+	op->waiting[i] = 0;
+	op->has_hop[i] = false;
 }
 
 /* Takes back the latest attempt, which could not be sent. */
 static void
 dht_attempt_drop(struct dht *d, struct dht_op *op)
 {
-	unsigned i = --op->attempts;
-
-	(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));
-	op->req_id = i > 0 ? op->ids[i - 1] : 0;
+	dht_attempt_take_back(d, op, false);
 }
 
 /* The answers one attempt of op may bring: a placed request's storing
@@ -142,14 +163,21 @@ dht_attempt_answers(const struct dht_op *op)
 	return dht_is_placed(op->type) ? op->replication : 1;
 }
 
-/* The latest attempt of op waits its timeout from now. */
-static void
-dht_attempt_arm(struct dht *d, struct dht_op *op)
+/* The timeout of op's latest attempt (of the first, if none is out). */
+static uint64_t
+dht_attempt_latest_timeout(struct dht *d, const struct dht_op *op)
 {
-	unsigned i = op->attempts - 1;
-	uint64_t t =
-	    dht_attempt_timeout(d, op, op->has_hop[i] ? &op->hop[i] : NULL);
+	unsigned i = op->attempts > 0 ? op->attempts - 1 : 0;
 
+	return dht_attempt_timeout(d, op,
+	    op->attempts > 0 && op->has_hop[i] ? &op->hop[i] : NULL);
+}
+
+/* op's next attempt is due t from now (never past its deadline); the
+ * owner is told if that is sooner than it knows of. */
+static void
+dht_attempt_wake_in(struct dht *d, struct dht_op *op, uint64_t t)
+{
 	op->attempt_deadline_us = dht_now(d) + t;
 	if (op->attempt_deadline_us > op->deadline_us)
 		op->attempt_deadline_us = op->deadline_us;
@@ -159,6 +187,13 @@ dht_attempt_arm(struct dht *d, struct dht_op *op)
 		if (d->env.schedule != NULL)
 			d->env.schedule(d->env.cls, op->attempt_deadline_us);
 	}
+}
+
+/* The latest attempt of op waits its timeout from now. */
+static void
+dht_attempt_arm(struct dht *d, struct dht_op *op)
+{
+	dht_attempt_wake_in(d, op, dht_attempt_latest_timeout(d, op));
 }
 
 /* The latest attempt of op went out now: the scheme hears of it, and
@@ -173,7 +208,7 @@ dht_attempt_set_deadline(struct dht *d, struct dht_op *op)
 void
 dht_attempt_rearm(struct dht *d, struct dht_op *op)
 {
-	if (op->attempts > 0)
+	if (op->attempts > 0 && !op->busy_wait)
 		dht_attempt_arm(d, op);
 }
 
@@ -391,6 +426,53 @@ dht_attempt_busy(int r)
 	return r == -EAGAIN || r == -ENOBUFS;
 }
 
+/*
+ * A busy hop's FAIL 8 (dht_bpcc.c: its queue toward the next hop was at
+ * its bound, with requests its held neighbour had sent before it heard
+ * of the hold) says that the attempt went no further and that the way is
+ * congested, not broken. Counted as an attempt, as FAIL 2 was, it lost
+ * lookups for good: under load the next attempts met the same congestion
+ * at once, and all DHT_ATTEMPTS_MAX were spent within milliseconds of a
+ * REQUEST_TIMEOUT of seconds (integration.dht_bpcc on a loaded CPU). So
+ * it is taken back and sent again after a wait, first
+ * DHT_ATTEMPT_MIN_US, doubled with each refusal of the request, at most
+ * the attempt's timeout, which leaves the queue time to drain to half,
+ * when its holds end; the request's deadline bounds the whole. Only an
+ * attempt that went one way and brought nothing yet is taken back (a
+ * PUT's sent to several candidates may have receipts coming).
+ */
+#define DHT_BUSY_SHIFT_MAX 10
+
+bool
+dht_attempt_busy_again(struct dht *d, struct dht_op *op, unsigned i)
+{
+	uint64_t wait, most;
+
+	if (i + 1 != op->attempts || op->asked_at == i + 1 ||
+	    op->waiting[i] < dht_attempt_answers(op) ||
+	    op->n_ids == DHT_ATTEMPT_ID_BITS)
+		return false;
+	most = dht_attempt_latest_timeout(d, op);
+	wait = (uint64_t)DHT_ATTEMPT_MIN_US
+	    << (op->busy < DHT_BUSY_SHIFT_MAX ? op->busy : DHT_BUSY_SHIFT_MAX);
+	op->busy++;
+	(*d->c.busy_again)++;
+	dht_attempt_take_back(d, op, true);
+	op->busy_wait = true;
+	dht_attempt_wake_in(d, op, wait < most ? wait : most);
+	return true;
+}
+
+/* Whether any attempt of op may still bring an answer. */
+static bool
+dht_attempt_any_waiting(const struct dht_op *op)
+{
+	for (unsigned j = 0; j < op->attempts; j++)
+		if (op->waiting[j] > 0)
+			return true;
+	return false;
+}
+
 void
 dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
     const struct dhtkey *bad)
@@ -401,7 +483,8 @@ dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
 	op->waiting[i] = n == 0 || n >= op->waiting[i] ? 0 : op->waiting[i] - n;
 	for (unsigned j = 0; j < op->attempts; j++)
 		left += op->waiting[j];
-	if (left > 0)
+	/* One taken back for a busy hop goes at its time. */
+	if (left > 0 || op->busy_wait)
 		return;
 	r = dht_attempt_next(d, op, bad);
 	if (r == 0)
@@ -518,6 +601,27 @@ dht_attempts_tick(struct dht *d)
 		if (now >= op->attempt_deadline_us && dht_records_some(op)) {
 			dht_records_finish(d, op);
 			next = TAILQ_FIRST(&d->ops);
+			continue;
+		}
+		/* One taken back for a busy hop goes again (it is not
+		 * the latest, which is blamed for nothing); if it cannot,
+		 * the request waits for what the others may bring, or
+		 * ends with none. */
+		if (op->busy_wait && now >= op->attempt_deadline_us) {
+			int r;
+
+			op->busy_wait = false;
+			r = dht_attempt_next(d, op, NULL);
+			if (dht_attempt_busy(r)) {
+				/* Our own way is full: again later. */
+				op->busy_wait = true;
+				dht_attempt_arm(d, op);
+			} else if (r < 0 && !dht_attempt_any_waiting(op)) {
+				dht_op_fail(d, op);
+				next = TAILQ_FIRST(&d->ops);
+			} else if (r < 0) {
+				op->attempt_deadline_us = op->deadline_us;
+			}
 			continue;
 		}
 		/* The latest attempt gave up: the next, or, with none

@@ -46,6 +46,11 @@
  * neighbour counts a failure and is passed over until it drains, so that
  * any wait is bounded and a neighbour that stops reading for good (or
  * sends answers through the overlay) cannot wedge the others.
+ *
+ * A queue's requests of others are bounded (dht_bpcc_over): a held
+ * neighbour's requests still under way when it was held queue up to
+ * twice BPCC_QUEUE, and those past it are answered FAIL 8 (busy), which
+ * their requester sends again a little later.
  */
 #define LOG_TAG "dht"
 #include "dht/dht_bpcc.h"
@@ -335,6 +340,17 @@ dht_bpcc_push(struct dht *d, struct dht_bpcc_q *q, struct dht_bpcc_msg *m)
  * everyone's). Held, it sends nothing new until the queue drained to
  * half, so that each neighbour adds at most one request past the bound
  * in all queues together.
+ * A hold is not instant: the core closes the held neighbour's window,
+ * and what it had sent before it heard of that (a window of frames in
+ * flight, and what waits in our core) still comes, however many
+ * requests that is. Those past the bound are refused with FAIL 8 (busy),
+ * not FAIL 2: the requester sends the request again a little later and
+ * counts no attempt for it (dht_attempt_busy_again), where FAIL 2 cost
+ * it one of DHT_ATTEMPTS_MAX, and under load its next ones met the same
+ * full queues at once, so that lookups failed for good within
+ * milliseconds (integration.dht_bpcc on a loaded CPU: 140 refused, 6
+ * lookups lost). The bound stays a count of requests, so that memory
+ * stays bounded whatever the core's window holds.
  */
 static bool
 dht_bpcc_over(struct dht *d, struct dht_bpcc_q *q, const struct dhtkey *prev)
@@ -372,7 +388,7 @@ dht_bpcc_send(struct dht *d, const struct dhtkey *next, uint16_t type,
 	if (prev != NULL ? dht_bpcc_over(d, q, prev)
 	                 : d->bpcc->own >= DHT_BPCC_OWN_MAX) {
 		(*d->bpcc->c.bpcc_overflow)++;
-		return -ENOBUFS;
+		return prev != NULL ? -EBUSY : -ENOBUFS;
 	}
 	if (q == NULL && (q = dht_bpcc_q_get(d, next)) == NULL)
 		return -ENOMEM;

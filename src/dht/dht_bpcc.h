@@ -29,8 +29,9 @@ struct dhtkey;
 #define DHT_BPCC_BLOCK_MAX_DEFAULT_US (4u * 1000 * 1000)
 /* Requests that arrive after their sender was held (those it had sent
  * already) still queue, up to this many times BPCC_QUEUE of others'
- * requests in one queue; past it they are refused with a FAIL. One from
- * a sender not held yet is queued and holds it (dht_bpcc.c). */
+ * requests in one queue; past it they are refused with FAIL 8 (busy),
+ * which their requester sends again a little later. One from a sender
+ * not held yet is queued and holds it (dht_bpcc.c). */
 #define DHT_BPCC_HARD_FACTOR          2
 /* This node's own requests hold nobody: they wait, at most this many in
  * all queues together (past it they are refused as above). */
@@ -49,11 +50,12 @@ void dht_bpcc_free(struct dht *d);
  * Without BPCC: env.send, whose result it returns. With BPCC: sent if
  * next's queue is empty and the env takes it, else queued behind the
  * others (0 either way); a queue that reaches BPCC_QUEUE holds prev.
- * Errors: -ENOBUFS (prev is held and the queue holds HARD_FACTOR times
- * BPCC_QUEUE requests of others, or, for our own, DHT_BPCC_OWN_MAX of
- * ours wait; counted), -EAGAIN (next was given up at BPCC_BLOCK_MAX and
+ * Errors: -EBUSY (prev is held and the queue holds HARD_FACTOR times
+ * BPCC_QUEUE requests of others; counted), -ENOBUFS (ours, and
+ * DHT_BPCC_OWN_MAX of ours wait; counted), -EAGAIN (next was given up at BPCC_BLOCK_MAX and
  * still refuses), env.send's other errors, -ENOMEM. The caller answers the
- * requester, as for any request it could not pass on.
+ * requester, as for any request it could not pass on: FAIL 8 (busy) for
+ * the first two, which it may send again a little later.
  */
 int dht_bpcc_send(struct dht *d, const struct dhtkey *next, uint16_t type,
     const void *body, size_t len, const struct dhtkey *prev);

@@ -188,8 +188,9 @@ dht_cc_lost(struct dht *d, struct dht_op *op)
  * peer acknowledges it; small answers ride on the ACK, large ones follow
  * one): it got through. One from this node (the request ended here, or
  * we are among a PUT's storers) measured nothing of the network, but the
- * request no longer waits on it. A FAIL 4 says a hop was over its rate:
- * the request got nowhere, a loss, and the attempts go on.
+ * request no longer waits on it. A FAIL 4 says a hop was over its rate,
+ * a FAIL 8 that a hop's queue was full: the request got nowhere, a loss,
+ * and the attempts go on.
  */
 bool
 dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
@@ -198,14 +199,16 @@ dht_cc_answered(struct dht *d, struct dht_op *op, unsigned i,
 	bool ack_only = a->type == FERRY_MSG_DHT_ACK;
 	bool here = dhtkey_equal(&a->responder, &d->self);
 
-	if (!here && a->type == FERRY_MSG_DHT_FAIL && a->code == DHTMSG_RATE) {
+	if (!here && a->type == FERRY_MSG_DHT_FAIL &&
+	    (a->code == DHTMSG_RATE || a->code == DHTMSG_BUSY)) {
 		if (!op->cc_acked)
 			dht_cc_lost(d, op);
 		return false;
 	}
-	/* Our own FAIL 2: the attempt could not even leave (its first hop
-	 * went, or its queue was full); nothing came back. */
-	if (here && a->type == FERRY_MSG_DHT_FAIL && a->code == DHTMSG_NO_ROUTE)
+	/* Our own FAIL 2 or 8: the attempt could not even leave (its first
+	 * hop went, or its queue was full); nothing came back. */
+	if (here && a->type == FERRY_MSG_DHT_FAIL &&
+	    (a->code == DHTMSG_NO_ROUTE || a->code == DHTMSG_BUSY))
 		return false;
 	if (op->cc_acked)
 		return ack_only;

@@ -62,6 +62,8 @@ struct dht_counters {
 	uint64_t *completed;       /* our requests that succeeded */
 	uint64_t *hops_total;      /* the hops those took, summed */
 	uint64_t *retries;         /* our GETs asked again of the holders */
+	uint64_t *busy_again;      /* our attempts a busy hop refused,
+				    * sent again */
 	uint64_t *acks_sent;       /* ACKs sent ahead of large answers */
 	uint64_t *cc_drops;        /* requests a full queue refused */
 	uint64_t *cc_duplicates;   /* requests answered here again */
@@ -89,12 +91,15 @@ struct dht_counters {
 
 #define DHT_ATTEMPTS_MAX 4 /* tries of one request of ours, all within
 			    * REQUEST_TIMEOUT of its start */
-/* An attempt's req_id is its request's with the attempt's number in the
- * low bits, so that a responsible peer can tell a request it answered
- * before (dht.cc_duplicates) while the hops of an earlier path take the
- * attempt for a new request. */
-#define DHT_ATTEMPT_ID_BITS 0x3u
-_Static_assert(DHT_ATTEMPTS_MAX <= DHT_ATTEMPT_ID_BITS + 1,
+/* An attempt's req_id is its request's (id_base, whose low bits are
+ * clear) with a number of its own in the low bits, 1 and up, so that a
+ * responsible peer can tell a request it answered before
+ * (dht.cc_duplicates) while the hops of an earlier path take the attempt
+ * for a new request. An attempt a busy hop refused (FAIL 8) is sent again
+ * under the next number, not counted as an attempt: the hops before the
+ * busy one saw its number, and would drop it as a duplicate. */
+#define DHT_ATTEMPT_ID_BITS 0xffu
+_Static_assert(DHT_ATTEMPTS_MAX < DHT_ATTEMPT_ID_BITS,
     "attempt numbers fit in the low bits of req_id");
 
 /*
@@ -114,7 +119,10 @@ _Static_assert(DHT_ATTEMPTS_MAX <= DHT_ATTEMPT_ID_BITS + 1,
  * when a link comes up while the latest, placed here, lacks storing
  * peers for want of links (dht_attempts_link_up); the
  * request ends when an answer completes it, when no attempt has an
- * answer left to bring and none can start, or at deadline_us.
+ * answer left to bring and none can start, or at deadline_us. An
+ * attempt a busy hop refused (FAIL 8: BPCC's queue at its bound) went
+ * nowhere: it is taken back and sent again after a short wait
+ * (dht_attempt_busy_again), not counted as one of DHT_ATTEMPTS_MAX.
  */
 struct dht_op {
 	TAILQ_ENTRY(dht_op) link; /* d->ops */
@@ -137,6 +145,13 @@ struct dht_op {
 	bool wide;                /* GET: asked of the closest peers first
 				   * (dht_get_wide) */
 	unsigned attempts;        /* started so far */
+	uint64_t id_base;         /* the req_ids' high bits (0: none yet),
+				   * in d->op_by_id while op lives, so that
+				   * no other request draws it */
+	unsigned n_ids;           /* the numbers of id_base sent so far */
+	unsigned busy;            /* attempts busy hops refused */
+	bool busy_wait;           /* the latest of them waits to be sent
+				   * again, at attempt_deadline_us */
 	uint64_t ids[DHT_ATTEMPTS_MAX];      /* each attempt's req_id */
 	uint64_t sent_us[DHT_ATTEMPTS_MAX];  /* when each went out */
 	unsigned waiting[DHT_ATTEMPTS_MAX];  /* answers each may still bring */
@@ -397,6 +412,13 @@ int dht_attempt_of(const struct dht_op *op, uint64_t req_id);
  * none can: op may be freed. */
 void dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i,
     unsigned n, const struct dhtkey *bad);
+/* Attempt i of op was answered FAIL 8 (a hop's queue was at its bound):
+ * if it is the latest and the only way it went, and nothing of it came
+ * back yet, it is taken back, not counted, and sent again after a short
+ * wait that doubles with each such refusal of op, at most the attempt's
+ * timeout; true then. False if it stands as an attempt that failed on
+ * its path (another went with it, or op's request ids ran out). */
+bool dht_attempt_busy_again(struct dht *d, struct dht_op *op, unsigned i);
 /* Starts op's next attempt, if it has one left and there is a way to
  * send it: 0 if it did; -EAGAIN or -ENOBUFS if the neighbour it was for
  * refused it for now (no attempt used: one may go later), else another

@@ -37,6 +37,9 @@ dht_op_finish(struct dht *d, struct dht_op *op, struct dht_result *r)
 	/* Out of the tables first: the callback may start new requests. */
 	for (unsigned i = 0; i < op->attempts; i++)
 		(void)map_remove(d->op_by_id, &op->ids[i], sizeof(op->ids[i]));
+	if (op->id_base != 0)
+		(void)map_remove(d->op_by_id, &op->id_base,
+		    sizeof(op->id_base));
 	TAILQ_REMOVE(&d->ops, op, link);
 	/* Its credit back, and those waiting for one start before the
 	 * callback asks for more. */

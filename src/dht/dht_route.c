@@ -120,11 +120,19 @@ dht_forward(struct dht *d, const struct dhtmsg_req *req,
 	 * high already, and the requester's attempt gives up. */
 	if (r == -EAGAIN && from != NULL)
 		return 0;
+	/* BPCC's queue to the next hop at its bound (others' requests,
+	 * counted in dht.bpcc_overflow), or our own requests' (-ENOBUFS):
+	 * busy, not broken. The requester sends it again a little later,
+	 * and counts no attempt for it (dht_attempt_busy_again). */
+	if (r == -EBUSY || (r == -ENOBUFS && from == NULL)) {
+		dht_fail(d, req, from, DHTMSG_BUSY);
+		return 0;
+	}
 	if (r < 0) {
-		/* A link just gone, a queue that refused it for good
-		 * (BPCC's at its hard bound), or our own request's first
-		 * hop full: the requester hears of it now rather than at
-		 * its timeout, and tries another way. */
+		/* A link just gone, a neighbour BPCC gave up on that
+		 * still refuses, or our own request's first hop full: the
+		 * requester hears of it now rather than at its timeout, and
+		 * tries another way. */
 		(*d->c.no_route)++;
 		dht_fail(d, req, from, DHTMSG_NO_ROUTE);
 		return 0;

@@ -108,6 +108,10 @@ enum dhtmsg_fail {
 			       * the storing peer */
 	DHTMSG_STALE,         /* RPUT: the storing peer holds a record of
 			       * that signer at least as new */
+	DHTMSG_BUSY,          /* a hop's queue toward its next hop was at
+			       * its bound (BPCC): the request went no
+			       * further, and may pass if sent again a
+			       * little later */
 };
 
 /* The signed part of a PUT. */

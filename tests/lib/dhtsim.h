@@ -20,10 +20,11 @@
  * Each way of a link (dhtsim_link.c) is a FIFO of the messages sent over
  * it: a message is due once sent at the way's rate, one after the other,
  * and carried for its delay, and then queued for its peer, which takes
- * it unless it holds the sender (env.hold) or is stopped; until taken it
- * counts against the way's cap, past which sends say -EAGAIN and the
- * sender hears dht_drained() once they fell to half, as from ferryd's
- * core. By default a way has no delay, no transfer time and no cap: a
+ * it unless it holds the sender (env.hold; with cfg.hold_latency only
+ * what the sender sent once the hold reached it) or is stopped; until
+ * taken it counts against the way's cap, past which sends say -EAGAIN
+ * and the sender hears dht_drained() once they fell to half, as from
+ * ferryd's core. By default a way has no delay, no transfer time and no cap: a
  * message is queued as it is sent.
  *
  * While a network exists libsodium's randombytes, the DHT's own draws,
@@ -94,6 +95,12 @@ struct dhtsim_cfg {
 	uint64_t event_us;    /* the time each event of the queue takes */
 	uint64_t proc_us;     /* the time a node takes for a message it
 			       * takes, and takes no other; 0: none */
+	bool hold_latency;    /* a hold reaches the held peer over the
+			       * link: what it sent before it heard of the
+			       * hold (the way's delay after) is taken
+			       * still, as ferryd's core delivers the
+			       * frames under way when it closes a window;
+			       * else a hold stops what is on the way too */
 	/* Each way of a link when first linked or asked for. */
 	struct dhtsim_link_cfg link;
 };
@@ -102,6 +109,8 @@ struct dhtsim_cfg {
 struct dhtsim_msg {
 	struct dhtsim_msg *next; /* the next one sent that way */
 	uint64_t at_us;          /* when it is due at the peer */
+	uint64_t sent_us;        /* when its sender sent it */
+	uint64_t seq;            /* the order of all sends */
 	uint16_t type;
 	size_t len;
 	uint8_t body[]; /* len bytes */
@@ -118,7 +127,11 @@ struct dhtsim_link {
 	unsigned ups;      /* link-up events a's DHT had for b */
 	uint64_t born_us;  /* when it last came up */
 	uint64_t heard_us; /* when a last had a message of b over it */
-	bool holds;        /* a holds b (env.hold): takes nothing of b's */
+	bool holds;        /* a holds b (env.hold): takes nothing of b's
+			    * (with cfg.hold_latency, nothing b sent from
+			    * hold_from_us and hold_seq on) */
+	uint64_t hold_from_us; /* when b hears of the hold */
+	uint64_t hold_seq;     /* the sends before the hold */
 	/* The way from a to b: how it carries messages, and those on it,
 	 * oldest first. */
 	struct dhtsim_link_cfg cfg;
@@ -191,8 +204,9 @@ struct dhtsim_counters {
 };
 
 struct dhtsim {
-	struct dhtsim_cfg cfg;     /* a copy; deadline_ticks and
-				    * store_quota may change between runs */
+	struct dhtsim_cfg cfg;     /* a copy; deadline_ticks, hold_latency
+				    * and store_quota may change between
+				    * runs */
 	struct dhtsim_node *nodes; /* n of them */
 	int n;
 	uint64_t now_us;          /* the virtual clock (env.now_us) */
@@ -213,6 +227,7 @@ struct dhtsim {
 	struct dhtsim_due *due;
 	size_t n_due, cap_due;
 	uint64_t due_seq;
+	uint64_t send_seq; /* sends so far (dhtsim_msg.seq) */
 };
 
 /* The defaults: seed 1, dht_cfg_default() with REFRESH_INTERVAL 2 s, the
@@ -289,8 +304,9 @@ int dhtsim_link_set(struct dhtsim *s, int a, int b,
  * until the network runs or a sends again. */
 const struct dhtsim_msg *dhtsim_link_msgs(const struct dhtsim *s, int a, int b);
 /* a holds b (or lets go), as a's DHT does through env.hold: a takes no
- * message of b's until it lets go, and then takes those due, in order. 0
- * or -EINVAL. */
+ * message of b's until it lets go, and then takes those due, in order;
+ * with cfg.hold_latency it still takes those b sent before the hold
+ * reached it, one delay of the way from a to b later. 0 or -EINVAL. */
 int dhtsim_hold(struct dhtsim *s, int a, int b, bool hold);
 /* Stops node i (SIGSTOP) or lets it go on: stopped, it is not ticked,
  * takes nothing from its links (they fill, and then refuse sends), and

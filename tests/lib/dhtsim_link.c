@@ -246,6 +246,8 @@ link_put(struct dhtsim *s, struct dhtsim_link *l, int a, uint16_t type,
 	}
 	m->next = NULL;
 	m->at_us = at;
+	m->sent_us = s->now_us;
+	m->seq = s->send_seq++;
 	m->type = type;
 	m->len = len;
 	if (len > 0)
@@ -276,6 +278,23 @@ link_drain(struct dhtsim *s, struct dhtsim_link *l, int a)
 	l->owed = false;
 	s->c.drains++;
 	dht_drained(n->dht, &s->nodes[l->peer].id);
+}
+
+/* Whether node b, which holds a (back, its record of a), leaves m, a's
+ * message to it. With hold latency a hold is a notice that takes the
+ * way's delay to reach a: what a sent before then is under way, and b
+ * takes it, as ferryd's core delivers the frames in flight when it
+ * closes its window to a held peer. */
+static bool
+link_held(const struct dhtsim *s, const struct dhtsim_link *back,
+    const struct dhtsim_msg *m)
+{
+	if (back == NULL || !back->holds)
+		return false;
+	if (!s->cfg.hold_latency)
+		return true;
+	return m->sent_us > back->hold_from_us ||
+	    (m->sent_us == back->hold_from_us && m->seq >= back->hold_seq);
 }
 
 /* The messages left on the way l of node a get their turns again. */
@@ -359,7 +378,7 @@ dhtsim_link_turn(struct dhtsim *s, int a, int b)
 
 	if (l == NULL || l->head == NULL)
 		return;
-	if (to->alive && (to->stopped || (back != NULL && back->holds))) {
+	if (to->alive && (to->stopped || link_held(s, back, l->head))) {
 		l->n_stalled++;
 		return;
 	}
@@ -428,6 +447,11 @@ dhtsim_hold(struct dhtsim *s, int a, int b, bool hold)
 	back = dhtsim_link_rec(s, b, a, true);
 	if (l == NULL || back == NULL)
 		return -ENOMEM;
+	if (hold && !l->holds) {
+		/* b hears of it one delay of the way to it later. */
+		l->hold_from_us = s->now_us + l->cfg.delay_us;
+		l->hold_seq = s->send_seq;
+	}
 	l->holds = hold;
 	if (!hold && !s->nodes[a].stopped)
 		link_unstall(s, back, b);

@@ -18,7 +18,9 @@
  * offers ends with every lookup answered, holds used, no queue ever
  * given up (the waits never close a cycle) and nothing left queued or
  * held, also when all nodes share one CPU (none refused, none lost; with
- * CSCC, none lost either); a node that stops reading for good holds the
+ * CSCC, none lost either), and when a hold reaches the held node only
+ * one delay of the link later (those refused are sent again, none
+ * lost); a node that stops reading for good holds the
  * others back for at most BPCC_BLOCK_MAX; a node's own request that waits
  * in a blocked queue is taken out when its attempt's time is up (its
  * share of REQUEST_TIMEOUT, even below BPCC_BLOCK_MAX), the next attempt
@@ -189,8 +191,9 @@ peer_state(int i, int j)
 /*
  * Three nodes: 0 sends requests for node 2's id to node 1, whose link to
  * 2 takes nothing. Node 1 queues them; the 4th (BPCC_QUEUE) holds node 0;
- * those up to 8 queue too, the 9th is refused with a FAIL to node 0. A
- * drain empties the queue in order and ends the hold; none was dropped.
+ * those up to 8 queue too, the 9th is refused with FAIL 8 (busy) to node
+ * 0. A drain empties the queue in order and ends the hold; none was
+ * dropped.
  */
 START_TEST(test_fill_block_release)
 {
@@ -221,6 +224,18 @@ START_TEST(test_fill_block_release)
 	ck_assert_uint_eq(peer_state(1, 2).depth, 8);
 	ck_assert_uint_eq(stat(1, "bpcc_overflow"), 1);
 	ck_assert_uint_eq(on_link(1, 0, FERRY_MSG_DHT_FAIL), 1);
+	{
+		const struct dhtsim_msg *m = dhtsim_link_msgs(sim, 1, 0);
+		struct dhtmsg_ans a;
+
+		while (m->type != FERRY_MSG_DHT_FAIL)
+			m = m->next;
+		ck_assert_int_eq(dhtmsg_ans_decode(m->type, m->body, m->len,
+		                     &a),
+		    0);
+		ck_assert_uint_eq(a.req_id, 9);
+		ck_assert_uint_eq(a.code, DHTMSG_BUSY);
+	}
 	dht_bpcc_get_status(sim->nodes[1].dht, &st);
 	ck_assert(st.on);
 	ck_assert_uint_eq(st.depth, 8);
@@ -712,6 +727,76 @@ START_TEST(test_stopped_holder)
 END_TEST
 
 /*
+ * integration.dht_bpcc's test_flood_and_stop on a loaded CPU, on the fake
+ * network: a hold is not instant there. The core closes the held
+ * neighbour's window, and what that one had sent before it heard of it
+ * (a window of frames in flight) still comes, past the queue's bound of
+ * twice BPCC_QUEUE. Here a hold reaches the held node one delay of the
+ * link later (hold_latency), each way carries up to LATE_CAP messages
+ * (its window) for LATE_DELAY_US, and each node takes a message per
+ * PROC_US. Requests past the bound are refused (bpcc_overflow), and yet
+ * every lookup ends well: they are answered FAIL 8 (busy), and their
+ * requesters send them again a little later without counting an attempt
+ * (dht.busy_again). With FAIL 2 each such refusal cost an attempt, and
+ * lookups ran out of them within milliseconds (-EHOSTUNREACH).
+ */
+#define LATE_CAP      32
+#define LATE_DELAY_US 2000
+
+START_TEST(test_flood_hold_latency)
+{
+	static struct flood f;
+	struct dhtsim_cfg cfg;
+	uint64_t t0;
+
+	memset(&f, 0, sizeof(f));
+	n_lookups = 0;
+	blocked_max_us = 0;
+	f.window = 64;
+	f.each = 300;
+	dhtsim_cfg_default(&cfg);
+	cfg.seed = 0xbe;
+	cfg.srtt_us = 0;
+	cfg.hold_latency = true;
+	cfg.link.cap = LATE_CAP;
+	cfg.link.delay_us = LATE_DELAY_US;
+	cfg.link.answer_room = ANSWER_EXTRA;
+	cfg.dht.k = 2;
+	cfg.dht.per_net = 0;
+	cfg.dht.request_rate = 0;
+	cfg.dht.timeout_us = 60 * SEC;
+	cfg.dht.refresh_us = 3600 * SEC;
+	cfg.dht.congestion = DHT_CC_BPCC;
+	cfg.dht.bpcc_queue = 4;
+	cfg.dht.bpcc_block_max_us = 5 * SEC;
+	ck_assert_int_eq(dhtsim_new(&cfg, 16, &sim), 0);
+	for (int i = 0; i < sim->n; i++)
+		for (int j = i + 1; j < sim->n; j++)
+			ck_assert_int_eq(dhtsim_link(sim, i, j), 0);
+	run_ms(500);
+	t0 = sim->now_us;
+	flood_run(&f, 120 * 1000);
+	flood_report("hold latency", t0);
+	fprintf(stderr, "hold latency: busy_again %llu, no_route %llu\n",
+	    (unsigned long long)stat_sum("busy_again"),
+	    (unsigned long long)stat_sum("no_route"));
+	for (int i = 0; i < sim->n; i++)
+		ck_assert_msg(f.done[i] == f.each && f.ok[i] == f.each,
+		    "node %d: %d of %d lookups done, %d well (last bad "
+		    "status %d)",
+		    i, f.done[i], f.each, f.ok[i], f.status_bad);
+	/* The late requests did pass the bound, and were sent again. */
+	ck_assert_uint_gt(stat_sum("bpcc_overflow"), 0);
+	ck_assert_uint_ge(stat_sum("busy_again"), stat_sum("bpcc_overflow"));
+	ck_assert_uint_eq(stat_sum("bpcc_block_timeouts"), 0);
+	ck_assert_uint_eq(stat_sum("answers_lost"), 0);
+	run_ms(1000);
+	check_quiet();
+	net_free();
+}
+END_TEST
+
+/*
  * A request of our own waiting in a blocked queue is taken out when its
  * attempt's time is up, and the next attempt goes another way: node 0's
  * way to node 2 takes nothing, its FIND for node 2's id waits in its
@@ -801,6 +886,7 @@ test_suite(void)
 	tcase_add_test(tc, test_own_withdrawn);
 	tcase_add_test(tc, test_flood_one_cpu);
 	tcase_add_test(tc, test_flood_one_cpu_cscc);
+	tcase_add_test(tc, test_flood_hold_latency);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,9 +12,10 @@
  * after their transfer at its rate, one after the other, and its delay;
  * its cap refusing sends (answers with room of their own) and the drain
  * heard at half; a peer that holds the sender or is stopped takes
- * nothing until it lets go, then all in order; a node with a processing
- * time takes one message at a time. The same seed and calls make the
- * same run, the DHT's own random draws included.
+ * nothing until it lets go, then all in order (with hold latency, what
+ * the sender sent before the hold reached it still comes); a node with
+ * a processing time takes one message at a time. The same seed and
+ * calls make the same run, the DHT's own random draws included.
  */
 /* unit-link: ferry_testlib */
 #include <errno.h>
@@ -388,6 +389,50 @@ START_TEST(test_link_cap_hold)
 }
 END_TEST
 
+/* With hold latency a hold reaches the held node one delay of the way
+ * to it later (5 ms each way here): node 1 holds node 0 1 ms after node
+ * 0 sent two requests, and still takes them and the one node 0 sends 3
+ * ms later, before it heard of the hold; the one it sends after, 7 ms
+ * later, waits until node 1 lets go. */
+START_TEST(test_hold_latency)
+{
+	struct dhtsim *s = sim_of(1, 2, false);
+	struct dhtsim_link_cfg c = s->cfg.link;
+	static const uint8_t body[3];
+	uint64_t t0, delivered;
+
+	s->cfg.hold_latency = true;
+	link_quiet(s, 0, 1);
+	c.delay_us = 5000;
+	ck_assert_int_eq(dhtsim_link_set(s, 0, 1, &c), 0);
+	ck_assert_int_eq(dhtsim_link_set(s, 1, 0, &c), 0);
+	t0 = s->now_us;
+	delivered = s->c.delivered;
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_FIND, body,
+		                     3),
+		    0);
+	dhtsim_run_until(s, t0 + 1000);
+	ck_assert_int_eq(dhtsim_hold(s, 1, 0, true), 0);
+	ck_assert_uint_eq(dhtsim_link_get(s, 1, 0).hold_from_us,
+	    s->now_us + 5000);
+	dhtsim_run_until(s, t0 + 3000);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_GET, body, 3), 0);
+	dhtsim_run_until(s, t0 + 7000);
+	ck_assert_int_eq(dhtsim_send(s, 0, 1, FERRY_MSG_DHT_PUT, body, 3), 0);
+	dhtsim_run_until(s, t0 + 20000);
+	ck_assert_uint_eq(s->c.delivered, delivered + 3);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_msgs, 1);
+	ck_assert_uint_eq(dhtsim_link_msgs(s, 0, 1)->type, FERRY_MSG_DHT_PUT);
+	ck_assert_uint_eq(dhtsim_link_get(s, 0, 1).n_stalled, 1);
+	ck_assert_int_eq(dhtsim_hold(s, 1, 0, false), 0);
+	dhtsim_run_ms(s, 1);
+	ck_assert_uint_eq(s->c.delivered, delivered + 4);
+	ck_assert_ptr_null(dhtsim_link_msgs(s, 0, 1));
+	dhtsim_free(s);
+}
+END_TEST
+
 /* A stopped node takes nothing, nor its store's answers, and hears no
  * drain; once it goes on, all come, in order. */
 START_TEST(test_stop)
@@ -535,6 +580,7 @@ test_suite(void)
 	tcase_add_test(tc, test_store);
 	tcase_add_test(tc, test_link_delay_rate);
 	tcase_add_test(tc, test_link_cap_hold);
+	tcase_add_test(tc, test_hold_latency);
 	tcase_add_test(tc, test_stop);
 	tcase_add_test(tc, test_proc_time);
 	tcase_add_test(tc, test_replay);

@@ -258,6 +258,13 @@ static const struct vector vectors[] = {
 	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
 	    "00cb8455508ebcfb9923ba580004",
 	    false },
+	{ "dht_fail_busy_b",
+	    "010000000102030405060708be586f7d12901bd697879b26"
+	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
+	    "af27c2a088a564a32fc03a882dcd9804dbc0d03a119491e5"
+	    "4ba0c93325843b3a196efcefbf5b1390d78db52babc290f1"
+	    "00cb8455508ebcfb9923ba580008",
+	    false },
 	{ "dht_ack_b",
 	    "010000000102030405060708be586f7d12901bd697879b26"
 	    "d53a79b7e535106d4f1dfe4390352f7f59bb62d19d24e2ee"
@@ -714,7 +721,8 @@ END_TEST
  * A's PUT of the 5-byte block "ferry" to 3 peers until 1800000000,
  * routed with 20 hops to go, without HELOs; B's receipt for it, sent
  * straight to A; and the FAIL B sends instead when A is over its
- * REQUEST_RATE there.
+ * REQUEST_RATE there, or when B's queue toward the next hop is at its
+ * bound (busy).
  */
 START_TEST(test_dht_put_receipt)
 {
@@ -783,6 +791,11 @@ START_TEST(test_dht_put_receipt)
 	buf_reset(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&fail, &out), 0);
 	check_vector("dht_fail_rate_b", buf_head(&out), buf_size(&out));
+	/* B's queue toward its next hop at its bound: FAIL 8. */
+	fail.code = DHTMSG_BUSY;
+	buf_reset(&out);
+	ck_assert_int_eq(dhtmsg_ans_encode(&fail, &out), 0);
+	check_vector("dht_fail_busy_b", buf_head(&out), buf_size(&out));
 	/* B's ACK, ahead of a large answer: the header alone. */
 	fail.type = FERRY_MSG_DHT_ACK;
 	buf_reset(&out);
