@@ -12,6 +12,9 @@
 # storage encoding (lib, core, dht, storage: what ferry_codec builds) and
 # itself; src/cli may include its interface, "remote/remote.h".
 # include/ferry/ sees only <ferry/...> and the system.
+# "lib/sqlfile.h" is layer 0 but its own library (ferry_sqlite), linked
+# by the daemon's layers only: clients, remote and plugins never include
+# it, so that SQLite stays out of libferry, the CLI and the thin client.
 # "<dir>/<module>_int.h" is private to <dir> (and tests/unit).
 # Includes with ".." are refused everywhere. tests/ is exempt.
 #
@@ -74,6 +77,10 @@ check_file() {
             continue
         fi
         if [ "$own" = cli ] && [ "$path" = remote/remote.h ]; then
+            continue
+        fi
+        if [ "$path" = lib/sqlfile.h ] && [ "$kind" != layer ]; then
+            report "$file" "$num" "$own ($kind) must not include \"$path\" (ferry_sqlite is the daemon's: no SQLite in clients, the thin client or plugins)"
             continue
         fi
         if ! may_include "$kind" "$own" "$first"; then

@@ -119,8 +119,6 @@ typedef int store_db_row_fn(void *cls, const uint8_t key[STORE_KEY_LEN],
  */
 int store_db_open(const char *dir, const uint8_t own_id[STORE_KEY_LEN],
     uint64_t quota, store_db_row_fn *fn, void *cls, struct store_db **ret_db);
-/* The negative errno for an SQLite result code. */
-int store_db_errno(int rc);
 
 /*
  * store_sql.c: the statements. store_sql_new() takes the connection db

@@ -21,6 +21,8 @@
 
 #include <sqlite3.h>
 
+#include "lib/sqlfile.h"
+
 /* Expired rows one put drops, at most. */
 #define STORE_REC_EXPIRE_BATCH 64
 
@@ -65,7 +67,7 @@ store_rec_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **ret)
 {
 	int rc = sqlite3_prepare_v2(db, sql, -1, ret, NULL);
 
-	return rc == SQLITE_OK ? 0 : store_db_errno(rc);
+	return rc == SQLITE_OK ? 0 : sqlfile_errno(rc);
 }
 
 /* Steps s, which returns no rows, to its end, and finalises it. */
@@ -75,7 +77,7 @@ store_rec_run(sqlite3_stmt *s)
 	int rc = sqlite3_step(s);
 
 	(void)sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : store_db_errno(rc);
+	return rc == SQLITE_DONE ? 0 : sqlfile_errno(rc);
 }
 
 static int
@@ -83,7 +85,7 @@ store_rec_schema_make(sqlite3 *db)
 {
 	int rc = sqlite3_exec(db, store_rec_schema, NULL, NULL, NULL);
 
-	return rc == SQLITE_OK ? 0 : store_db_errno(rc);
+	return rc == SQLITE_OK ? 0 : sqlfile_errno(rc);
 }
 
 /* Binds ?1 topic, and ?2 signer if given. */
@@ -95,7 +97,7 @@ store_rec_bind_key(sqlite3_stmt *s, const struct dhtrec *r, bool signer)
 	if (rc == SQLITE_OK && signer)
 		rc = sqlite3_bind_blob(s, 2, r->signer, FERRY_PUBKEY_LEN,
 		    SQLITE_STATIC);
-	return rc == SQLITE_OK ? 0 : store_db_errno(rc);
+	return rc == SQLITE_OK ? 0 : sqlfile_errno(rc);
 }
 
 /* Drops a batch of expired rows. */
@@ -145,7 +147,7 @@ store_rec_room_signer(sqlite3 *db, const struct dhtrec *r, uint64_t now,
 		    sqlite3_column_bytes(s, 1) == FERRY_SIG_LEN &&
 		    memcmp(sig, r->sig, FERRY_SIG_LEN) == 0;
 	} else if (err == 0 && rc != SQLITE_DONE) {
-		err = store_db_errno(rc);
+		err = sqlfile_errno(rc);
 	}
 	(void)sqlite3_finalize(s);
 	return err;
@@ -176,7 +178,7 @@ store_rec_count(sqlite3 *db, const struct dhtrec *r, uint64_t now, bool topic,
 		*ret_n = (uint64_t)sqlite3_column_int64(s, 0);
 		*ret_first = (uint64_t)sqlite3_column_int64(s, 1);
 	} else if (err == 0) {
-		err = store_db_errno(rc);
+		err = sqlfile_errno(rc);
 	}
 	(void)sqlite3_finalize(s);
 	return err;
@@ -374,7 +376,7 @@ store_rec_list_run(sqlite3 *db, void *cls)
 	    j->n_found < j->max)
 		store_rec_take_row(j, s);
 	if (err == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		err = store_db_errno(rc);
+		err = sqlfile_errno(rc);
 	(void)sqlite3_finalize(s);
 	return err;
 }

@@ -14,11 +14,9 @@
 #include <sqlite3.h>
 
 #include "lib/log.h"
+#include "lib/sqlfile.h"
 
 enum store_stmt {
-	STORE_STMT_BEGIN,
-	STORE_STMT_COMMIT,
-	STORE_STMT_ROLLBACK,
 	STORE_STMT_FIND,
 	STORE_STMT_INSERT,
 	STORE_STMT_RENEW,
@@ -30,9 +28,6 @@ enum store_stmt {
 };
 
 static const char *const store_sql_text[STORE_STMT_N] = {
-	[STORE_STMT_BEGIN] = "BEGIN IMMEDIATE",
-	[STORE_STMT_COMMIT] = "COMMIT",
-	[STORE_STMT_ROLLBACK] = "ROLLBACK",
 	[STORE_STMT_FIND] = "SELECT expiry FROM blocks WHERE key = ?1",
 	[STORE_STMT_INSERT] = "INSERT INTO blocks(key, dist, expiry, size,"
 	                      " data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -50,12 +45,12 @@ static const char *const store_sql_text[STORE_STMT_N] = {
 
 struct store_db {
 	sqlite3 *db;
+	struct sqlfile_tx tx;
 	sqlite3_stmt *stmt[STORE_STMT_N];
 	uint8_t own_id[STORE_KEY_LEN];
-	uint64_t quota;        /* bytes */
-	uint64_t used;         /* bytes of block data in the database */
-	uint64_t used_begin;   /* used when the transaction began */
-	int64_t changes_begin; /* sqlite3_total_changes64() then */
+	uint64_t quota;      /* bytes */
+	uint64_t used;       /* bytes of block data in the database */
+	uint64_t used_begin; /* used when the transaction began */
 };
 
 static void
@@ -73,7 +68,7 @@ store_sql_run(sqlite3_stmt *s)
 	int rc = sqlite3_step(s);
 
 	(void)sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 0 : store_db_errno(rc);
+	return rc == SQLITE_DONE ? 0 : sqlfile_errno(rc);
 }
 
 /* SQL function ferry_xor(key, id): the distance, for recomputing every
@@ -146,7 +141,7 @@ store_sql_own_id(struct store_db *d, const char *path)
 	if (rc != SQLITE_DONE) {
 		log_err("block store %s: cannot record the node id: %s", path,
 		    sqlite3_errmsg(d->db));
-		return store_db_errno(rc);
+		return sqlfile_errno(rc);
 	}
 	return 0;
 }
@@ -184,7 +179,7 @@ store_sql_load(struct store_db *d, const char *path, store_db_row_fn *fn,
 	if (r == 0 && rc != SQLITE_DONE) {
 		log_err("block store %s: cannot read the blocks: %s", path,
 		    sqlite3_errmsg(d->db));
-		r = store_db_errno(rc);
+		r = sqlfile_errno(rc);
 	}
 	(void)sqlite3_finalize(s);
 	return r;
@@ -193,6 +188,13 @@ store_sql_load(struct store_db *d, const char *path, store_db_row_fn *fn,
 static int
 store_sql_prepare(struct store_db *d, const char *path)
 {
+	int r = sqlfile_tx_init(&d->tx, d->db);
+
+	if (r < 0) {
+		log_err("block store %s: cannot prepare its transactions: %s",
+		    path, sqlite3_errmsg(d->db));
+		return r;
+	}
 	for (int i = 0; i < STORE_STMT_N; i++) {
 		int rc = sqlite3_prepare_v3(d->db, store_sql_text[i], -1,
 		    SQLITE_PREPARE_PERSISTENT, &d->stmt[i], NULL);
@@ -200,7 +202,7 @@ store_sql_prepare(struct store_db *d, const char *path)
 		if (rc != SQLITE_OK) {
 			log_err("block store %s: cannot prepare \"%s\": %s",
 			    path, store_sql_text[i], sqlite3_errmsg(d->db));
-			return store_db_errno(rc);
+			return sqlfile_errno(rc);
 		}
 	}
 	return 0;
@@ -213,6 +215,7 @@ store_sql_finalize(struct store_db *d)
 		(void)sqlite3_finalize(d->stmt[i]);
 		d->stmt[i] = NULL;
 	}
+	sqlfile_tx_done(&d->tx);
 }
 
 int
@@ -273,26 +276,19 @@ int
 store_db_begin(struct store_db *d)
 {
 	d->used_begin = d->used;
-	d->changes_begin = sqlite3_total_changes64(d->db);
-	return store_sql_run(d->stmt[STORE_STMT_BEGIN]);
+	return sqlfile_tx_begin(&d->tx);
 }
 
 int
 store_db_commit(struct store_db *d)
 {
-	int r = store_sql_run(d->stmt[STORE_STMT_COMMIT]);
-
-	if (r < 0)
-		return r;
-	return sqlite3_total_changes64(d->db) != d->changes_begin;
+	return sqlfile_tx_commit(&d->tx);
 }
 
 void
 store_db_rollback(struct store_db *d)
 {
-	/* SQLite rolls back by itself after some errors (SQLITE_FULL may). */
-	if (!sqlite3_get_autocommit(d->db))
-		(void)store_sql_run(d->stmt[STORE_STMT_ROLLBACK]);
+	sqlfile_tx_rollback(&d->tx);
 	d->used = d->used_begin;
 }
 
@@ -344,7 +340,7 @@ store_sql_expire(struct store_db *d, struct store_op *op, int64_t limit)
 		n++;
 	}
 	if (r == 0 && rc != SQLITE_DONE)
-		r = store_db_errno(rc);
+		r = sqlfile_errno(rc);
 	(void)sqlite3_reset(s);
 	op->more = limit >= 0 && n >= limit;
 	return r;
@@ -374,7 +370,7 @@ store_sql_farthest(struct store_db *d, struct store_op *op,
 			break;
 	}
 	if (r == 0 && freed < need && rc != SQLITE_DONE)
-		r = store_db_errno(rc);
+		r = sqlfile_errno(rc);
 	(void)sqlite3_reset(s);
 	if (r < 0)
 		return r;
@@ -438,7 +434,7 @@ store_sql_find(struct store_db *d, const uint8_t key[STORE_KEY_LEN],
 		*ret_expiry = (uint64_t)sqlite3_column_int64(s, 0);
 		r = 1;
 	} else if (rc != SQLITE_DONE) {
-		r = store_db_errno(rc);
+		r = sqlfile_errno(rc);
 	}
 	(void)sqlite3_reset(s);
 	return r;
@@ -530,7 +526,7 @@ store_db_read(struct store_db *d, struct store_op *op)
 		    : len > 0                 ? -ENOMEM
 		                              : -EUCLEAN;
 	} else {
-		op->status = rc == SQLITE_DONE ? -ENOENT : store_db_errno(rc);
+		op->status = rc == SQLITE_DONE ? -ENOENT : sqlfile_errno(rc);
 	}
 	(void)sqlite3_reset(s);
 }
@@ -541,7 +537,7 @@ store_db_job(struct store_db *d, struct store_op *op)
 	int rc = sqlite3_exec(d->db, "SAVEPOINT store_job", NULL, NULL, NULL);
 
 	if (rc != SQLITE_OK)
-		return store_db_errno(rc);
+		return sqlfile_errno(rc);
 	op->status = op->job(d->db, op->cls);
 	/* Some errors (SQLITE_FULL) end the whole transaction at once:
 	 * then it cannot go on, and the worker rolls everything back. */
@@ -553,5 +549,5 @@ store_db_job(struct store_db *d, struct store_op *op)
 		    NULL);
 	else
 		rc = sqlite3_exec(d->db, "RELEASE store_job", NULL, NULL, NULL);
-	return store_db_errno(rc);
+	return sqlfile_errno(rc);
 }

@@ -151,8 +151,6 @@ struct rqueue {
  */
 int rqueue_db_open(const char *path, unsigned max_entries,
     uint64_t *ret_entries, struct rqueue_db **ret_db);
-/* The negative errno for an SQLite result code. */
-int rqueue_db_errno(int rc);
 
 /*
  * rqueue_sql.c: the statements. rqueue_sql_new() takes db, which

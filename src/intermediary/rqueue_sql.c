@@ -14,11 +14,9 @@
 #include <sqlite3.h>
 
 #include "lib/log.h"
+#include "lib/sqlfile.h"
 
 enum rqueue_stmt {
-	S_BEGIN,
-	S_COMMIT,
-	S_ROLLBACK,
 	S_CLIENT,      /* last, n of a client */
 	S_FLOOR,       /* where a new client's cursors start */
 	S_CLIENT_NEW,  /* a client's row, from the floor */
@@ -37,9 +35,6 @@ enum rqueue_stmt {
 };
 
 static const char *const rqueue_sql_text[S_N] = {
-	[S_BEGIN] = "BEGIN IMMEDIATE",
-	[S_COMMIT] = "COMMIT",
-	[S_ROLLBACK] = "ROLLBACK",
 	[S_CLIENT] = "SELECT last, n FROM clients WHERE client = ?1",
 	[S_FLOOR] = "SELECT value FROM meta WHERE name = 'floor'",
 	[S_CLIENT_NEW] = "INSERT INTO clients(client, last, n, pushed)"
@@ -73,9 +68,9 @@ static const char *const rqueue_sql_text[S_N] = {
 
 struct rqueue_db {
 	sqlite3 *db;
+	struct sqlfile_tx tx;
 	sqlite3_stmt *s[S_N];
-	unsigned max_entries;   /* per client */
-	int64_t changes_before; /* total changes at BEGIN */
+	unsigned max_entries; /* per client */
 };
 
 /* Runs s to completion (no row wanted) and resets it. */
@@ -86,7 +81,7 @@ rqueue_sql_exec(sqlite3_stmt *s)
 
 	(void)sqlite3_reset(s);
 	(void)sqlite3_clear_bindings(s);
-	return rc == SQLITE_DONE ? 0 : rqueue_db_errno(rc ? rc : SQLITE_ERROR);
+	return rc == SQLITE_DONE ? 0 : sqlfile_errno(rc ? rc : SQLITE_ERROR);
 }
 
 /* The client's last cursor and entries; a new client starts from the
@@ -110,14 +105,14 @@ rqueue_sql_client(struct rqueue_db *d, const uint8_t *client, int64_t *ret_last,
 	if (rc == SQLITE_ROW)
 		return 0;
 	if (rc != SQLITE_DONE)
-		return rqueue_db_errno(rc);
+		return sqlfile_errno(rc);
 	s = d->s[S_FLOOR];
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		*ret_last = sqlite3_column_int64(s, 0);
 	(void)sqlite3_reset(s);
 	*ret_n = 0;
-	return rc == SQLITE_ROW ? 0 : rqueue_db_errno(rc ? rc : SQLITE_ERROR);
+	return rc == SQLITE_ROW ? 0 : sqlfile_errno(rc ? rc : SQLITE_ERROR);
 }
 
 static int
@@ -170,7 +165,7 @@ rqueue_sql_origin(struct rqueue_db *d, struct rqueue_op *op)
 	(void)sqlite3_reset(s);
 	(void)sqlite3_clear_bindings(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return rqueue_db_errno(rc);
+		return sqlfile_errno(rc);
 	for (size_t i = 0; i < op->n; i++)
 		if ((int64_t)op->e[i].cursor > last)
 			op->e[o++] = op->e[i];
@@ -325,7 +320,7 @@ rqueue_sql_read(struct rqueue_db *d, struct rqueue_op *op)
 	(void)sqlite3_reset(s);
 	(void)sqlite3_clear_bindings(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return rqueue_db_errno(rc);
+		return sqlfile_errno(rc);
 	return 0;
 }
 
@@ -413,25 +408,19 @@ rqueue_db_run(struct rqueue_db *d, struct rqueue_op *op)
 int
 rqueue_db_begin(struct rqueue_db *d)
 {
-	d->changes_before = sqlite3_total_changes64(d->db);
-	return rqueue_sql_exec(d->s[S_BEGIN]);
+	return sqlfile_tx_begin(&d->tx);
 }
 
 int
 rqueue_db_commit(struct rqueue_db *d)
 {
-	int r = rqueue_sql_exec(d->s[S_COMMIT]);
-
-	if (r < 0)
-		return r;
-	return sqlite3_total_changes64(d->db) != d->changes_before;
+	return sqlfile_tx_commit(&d->tx);
 }
 
 void
 rqueue_db_rollback(struct rqueue_db *d)
 {
-	if (!sqlite3_get_autocommit(d->db))
-		(void)rqueue_sql_exec(d->s[S_ROLLBACK]);
+	sqlfile_tx_rollback(&d->tx);
 }
 
 const char *
@@ -447,6 +436,7 @@ rqueue_db_close(struct rqueue_db *d)
 		return;
 	for (int i = 0; i < S_N; i++)
 		(void)sqlite3_finalize(d->s[i]);
+	sqlfile_tx_done(&d->tx);
 	(void)sqlite3_close(d->db);
 	free(d);
 }
@@ -456,14 +446,15 @@ rqueue_sql_new(sqlite3 *db, const char *path, unsigned max_entries,
     uint64_t *ret_entries, struct rqueue_db **ret_db)
 {
 	struct rqueue_db *d = calloc(1, sizeof(*d));
-	int rc = SQLITE_OK;
+	int rc = SQLITE_OK, r;
 
 	if (d == NULL)
 		return -ENOMEM;
-	for (int i = 0; i < S_N && rc == SQLITE_OK; i++)
+	r = sqlfile_tx_init(&d->tx, db);
+	for (int i = 0; i < S_N && r == 0 && rc == SQLITE_OK; i++)
 		rc = sqlite3_prepare_v3(db, rqueue_sql_text[i], -1,
 		    SQLITE_PREPARE_PERSISTENT, &d->s[i], NULL);
-	if (rc == SQLITE_OK) {
+	if (r == 0 && rc == SQLITE_OK) {
 		rc = sqlite3_step(d->s[S_COUNT]);
 		if (rc == SQLITE_ROW)
 			*ret_entries =
@@ -471,13 +462,16 @@ rqueue_sql_new(sqlite3 *db, const char *path, unsigned max_entries,
 		(void)sqlite3_reset(d->s[S_COUNT]);
 		rc = rc == SQLITE_ROW ? SQLITE_OK : rc;
 	}
-	if (rc != SQLITE_OK) {
+	if (r == 0)
+		r = sqlfile_errno(rc);
+	if (r < 0) {
 		log_err("receipt queue %s: cannot prepare its statements: %s",
 		    path, sqlite3_errmsg(db));
 		for (int i = 0; i < S_N; i++)
 			(void)sqlite3_finalize(d->s[i]);
+		sqlfile_tx_done(&d->tx);
 		free(d);
-		return rqueue_db_errno(rc);
+		return r;
 	}
 	d->db = db;
 	d->max_entries = max_entries;

@@ -34,6 +34,7 @@
 
 #include "dht/store.h"
 #include "lib/log.h"
+#include "lib/sqlfile.h"
 #include "lib/time.h"
 
 static const char xfer_db_schema[] =
@@ -79,42 +80,22 @@ struct xfer_dbjob {
 	TAILQ_HEAD(, xfer_task) found; /* init: the rows, as tasks */
 };
 
-static int
-xfer_db_rc(sqlite3 *db, int rc)
-{
-	(void)db;
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_ROW:
-	case SQLITE_DONE:
-		return 0;
-	case SQLITE_FULL:
-		return -ENOSPC;
-	case SQLITE_NOMEM:
-		return -ENOMEM;
-	case SQLITE_READONLY:
-		return -EROFS;
-	default:
-		return -EIO;
-	}
-}
-
 /* Steps s to its end; finalises it. */
 static int
-xfer_db_run(sqlite3 *db, sqlite3_stmt *s)
+xfer_db_run(sqlite3_stmt *s)
 {
 	int rc;
 
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		;
 	(void)sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : xfer_db_rc(db, rc);
+	return rc == SQLITE_DONE ? 0 : sqlfile_errno(rc);
 }
 
 static int
 xfer_db_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **ret)
 {
-	return xfer_db_rc(db, sqlite3_prepare_v2(db, sql, -1, ret, NULL));
+	return sqlfile_errno(sqlite3_prepare_v2(db, sql, -1, ret, NULL));
 }
 
 static struct xfer_task *
@@ -152,7 +133,7 @@ xfer_db_init_run(sqlite3 *db, struct xfer_dbjob *j)
 	sqlite3_stmt *s;
 	struct xfer_task *t;
 	int rc,
-	    r = xfer_db_rc(db,
+	    r = sqlfile_errno(
 	        sqlite3_exec(db, xfer_db_schema, NULL, NULL, NULL));
 
 	if (r == 0)
@@ -171,7 +152,7 @@ xfer_db_init_run(sqlite3 *db, struct xfer_dbjob *j)
 		TAILQ_INSERT_TAIL(&j->found, t, link);
 	}
 	(void)sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : xfer_db_rc(db, rc);
+	return rc == SQLITE_DONE ? 0 : sqlfile_errno(rc);
 }
 
 static int
@@ -195,7 +176,7 @@ xfer_db_save_run(sqlite3 *db, struct xfer_dbjob *j)
 	(void)sqlite3_bind_int64(s, 6, j->size);
 	(void)sqlite3_bind_int64(s, 7, j->bytes_done);
 	(void)sqlite3_bind_int64(s, 8, j->updated);
-	return xfer_db_run(db, s);
+	return xfer_db_run(s);
 }
 
 static int
@@ -231,7 +212,7 @@ xfer_db_load_run(sqlite3 *db, struct xfer_dbjob *j)
 		j->n_recs++;
 	}
 	(void)sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : xfer_db_rc(db, rc);
+	return rc == SQLITE_DONE ? 0 : sqlfile_errno(rc);
 }
 
 static int
@@ -255,7 +236,7 @@ xfer_db_add_run(sqlite3 *db, struct xfer_dbjob *j)
 		(void)sqlite3_reset(s);
 		if (rc != SQLITE_DONE) {
 			(void)sqlite3_finalize(s);
-			return xfer_db_rc(db, rc);
+			return sqlfile_errno(rc);
 		}
 	}
 	(void)sqlite3_finalize(s);
@@ -266,7 +247,7 @@ xfer_db_add_run(sqlite3 *db, struct xfer_dbjob *j)
 	(void)sqlite3_bind_int64(s, 1, j->bytes_done);
 	(void)sqlite3_bind_int64(s, 2, j->updated);
 	(void)sqlite3_bind_int64(s, 3, j->id);
-	return xfer_db_run(db, s);
+	return xfer_db_run(s);
 }
 
 static int
@@ -279,14 +260,14 @@ xfer_db_forget_run(sqlite3 *db, struct xfer_dbjob *j)
 	if (r < 0)
 		return r;
 	(void)sqlite3_bind_int64(s, 1, j->id);
-	r = xfer_db_run(db, s);
+	r = xfer_db_run(s);
 	if (r == 0)
 		r = xfer_db_prepare(db,
 		    "DELETE FROM xfer_transfers WHERE id = ?", &s);
 	if (r < 0)
 		return r;
 	(void)sqlite3_bind_int64(s, 1, j->id);
-	return xfer_db_run(db, s);
+	return xfer_db_run(s);
 }
 
 /* On the store's worker thread. */
