@@ -411,44 +411,6 @@ remote_print_entry(void *cls, const char *url, const struct remote_entry *e,
 	json_object_end(&j);
 }
 
-/* What a listing operation asks of the intermediary, printing as cli
- * says: 0 or a negative errno. */
-typedef int remote_list_fn(struct remote *rc, struct cli *cli);
-
-/* An operation with the common options only, that lists what list
- * prints. */
-static int
-remote_list_main(struct cli *cli, int argc, char **argv, remote_list_fn *list)
-{
-	static const struct option opts[] = { REMOTE_OPTIONS };
-	struct remote_args a = { 0 };
-	struct remote *rc;
-	int r;
-
-	r = remote_parse(cli, argc, argv, "", opts, &a, NULL, 0);
-	if (r >= 0)
-		return r;
-	r = remote_start(cli, &a, &rc);
-	if (r != 0)
-		return r;
-	r = list(rc, cli);
-	r = r < 0 ? remote_exit(cli, rc, r) : CLI_EXIT_OK;
-	remote_free(rc);
-	return r;
-}
-
-static int
-remote_receipts_list(struct remote *rc, struct cli *cli)
-{
-	return remote_receipts(rc, remote_print_entry, cli);
-}
-
-static int
-remote_receipts_main(struct cli *cli, int argc, char **argv)
-{
-	return remote_list_main(cli, argc, argv, remote_receipts_list);
-}
-
 static void
 remote_print_imd(void *cls, const struct remote_imd *imd)
 {
@@ -471,16 +433,39 @@ remote_print_imd(void *cls, const struct remote_imd *imd)
 	json_object_end(&j);
 }
 
+/* receipts, or intermediaries if imds: the operations with the common
+ * options only, that print a list the intermediary answers. */
 static int
-remote_imds_list(struct remote *rc, struct cli *cli)
+remote_list_main(struct cli *cli, int argc, char **argv, bool imds)
 {
-	return remote_intermediaries(rc, remote_print_imd, cli);
+	static const struct option opts[] = { REMOTE_OPTIONS };
+	struct remote_args a = { 0 };
+	struct remote *rc;
+	int r;
+
+	r = remote_parse(cli, argc, argv, "", opts, &a, NULL, 0);
+	if (r >= 0)
+		return r;
+	r = remote_start(cli, &a, &rc);
+	if (r != 0)
+		return r;
+	r = imds ? remote_intermediaries(rc, remote_print_imd, cli)
+	         : remote_receipts(rc, remote_print_entry, cli);
+	r = r < 0 ? remote_exit(cli, rc, r) : CLI_EXIT_OK;
+	remote_free(rc);
+	return r;
+}
+
+static int
+remote_receipts_main(struct cli *cli, int argc, char **argv)
+{
+	return remote_list_main(cli, argc, argv, false);
 }
 
 static int
 remote_imds_main(struct cli *cli, int argc, char **argv)
 {
-	return remote_list_main(cli, argc, argv, remote_imds_list);
+	return remote_list_main(cli, argc, argv, true);
 }
 
 int
