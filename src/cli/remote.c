@@ -411,26 +411,6 @@ remote_print_entry(void *cls, const char *url, const struct remote_entry *e,
 	json_object_end(&j);
 }
 
-static int
-remote_receipts_main(struct cli *cli, int argc, char **argv)
-{
-	static const struct option opts[] = { REMOTE_OPTIONS };
-	struct remote_args a = { 0 };
-	struct remote *rc;
-	int r;
-
-	r = remote_parse(cli, argc, argv, "", opts, &a, NULL, 0);
-	if (r >= 0)
-		return r;
-	r = remote_start(cli, &a, &rc);
-	if (r != 0)
-		return r;
-	r = remote_receipts(rc, remote_print_entry, cli);
-	r = r < 0 ? remote_exit(cli, rc, r) : CLI_EXIT_OK;
-	remote_free(rc);
-	return r;
-}
-
 static void
 remote_print_imd(void *cls, const struct remote_imd *imd)
 {
@@ -453,8 +433,10 @@ remote_print_imd(void *cls, const struct remote_imd *imd)
 	json_object_end(&j);
 }
 
+/* receipts, or intermediaries if imds: the operations with the common
+ * options only, that print a list the intermediary answers. */
 static int
-remote_imds_main(struct cli *cli, int argc, char **argv)
+remote_list_main(struct cli *cli, int argc, char **argv, bool imds)
 {
 	static const struct option opts[] = { REMOTE_OPTIONS };
 	struct remote_args a = { 0 };
@@ -467,10 +449,23 @@ remote_imds_main(struct cli *cli, int argc, char **argv)
 	r = remote_start(cli, &a, &rc);
 	if (r != 0)
 		return r;
-	r = remote_intermediaries(rc, remote_print_imd, cli);
+	r = imds ? remote_intermediaries(rc, remote_print_imd, cli)
+	         : remote_receipts(rc, remote_print_entry, cli);
 	r = r < 0 ? remote_exit(cli, rc, r) : CLI_EXIT_OK;
 	remote_free(rc);
 	return r;
+}
+
+static int
+remote_receipts_main(struct cli *cli, int argc, char **argv)
+{
+	return remote_list_main(cli, argc, argv, false);
+}
+
+static int
+remote_imds_main(struct cli *cli, int argc, char **argv)
+{
+	return remote_list_main(cli, argc, argv, true);
 }
 
 int

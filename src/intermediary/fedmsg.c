@@ -96,10 +96,10 @@ fedmsg_here_encode(const struct fedmsg_here *h, uint8_t *p)
 	p[0] = FEDMSG_VERSION;
 	p[1] = 0;
 	wire_put16(p + 2, (uint16_t)tl);
-	memcpy(p + 4, h->auth.client, AUTH_KEY_LEN);
+	memcpy(p + 4, h->auth.client, IMDWIRE_KEY_LEN);
 	wire_put64(p + 36, h->auth.time);
-	memcpy(p + 44, h->auth.nonce, AUTH_NONCE_LEN);
-	memcpy(p + 60, h->auth.sig, AUTH_SIG_LEN);
+	memcpy(p + 44, h->auth.nonce, IMDWIRE_NONCE_LEN);
+	memcpy(p + 60, h->auth.sig, IMDWIRE_SIG_LEN);
 	memcpy(p + FEDMSG_HERE_FIXED, h->target, tl);
 	return FEDMSG_HERE_FIXED + tl;
 }
@@ -119,10 +119,10 @@ fedmsg_here_decode(const uint8_t *p, size_t len, struct fedmsg_here *ret)
 	    memcmp(p + FEDMSG_HERE_FIXED, "/v1/receipts", 12) != 0 ||
 	    (tl > 12 && p[FEDMSG_HERE_FIXED + 12] != '?'))
 		return -EBADMSG;
-	memcpy(ret->auth.client, p + 4, AUTH_KEY_LEN);
+	memcpy(ret->auth.client, p + 4, IMDWIRE_KEY_LEN);
 	ret->auth.time = wire_get64(p + 36);
-	memcpy(ret->auth.nonce, p + 44, AUTH_NONCE_LEN);
-	memcpy(ret->auth.sig, p + 60, AUTH_SIG_LEN);
+	memcpy(ret->auth.nonce, p + 44, IMDWIRE_NONCE_LEN);
+	memcpy(ret->auth.sig, p + 60, IMDWIRE_SIG_LEN);
 	memcpy(ret->target, p + FEDMSG_HERE_FIXED, tl);
 	ret->target[tl] = '\0';
 	return 0;
@@ -140,13 +140,13 @@ fedmsg_entry_encode(const struct rqueue_entry *e, uint8_t *p)
 }
 
 size_t
-fedmsg_entries_encode(const uint8_t client[AUTH_KEY_LEN],
+fedmsg_entries_encode(const uint8_t client[IMDWIRE_KEY_LEN],
     const struct rqueue_entry *e, size_t n, uint8_t *p)
 {
 	p[0] = FEDMSG_VERSION;
 	p[1] = 0;
 	wire_put16(p + 2, (uint16_t)n);
-	memcpy(p + 4, client, AUTH_KEY_LEN);
+	memcpy(p + 4, client, IMDWIRE_KEY_LEN);
 	for (size_t i = 0; i < n; i++)
 		fedmsg_entry_encode(&e[i],
 		    p + FEDMSG_ENTRIES_HEAD + i * FEDMSG_ENTRY_LEN);
@@ -171,7 +171,8 @@ fedmsg_entry_decode(const uint8_t *p, struct rqueue_entry *e)
 
 int
 fedmsg_entries_decode(const uint8_t *p, size_t len,
-    uint8_t ret_client[AUTH_KEY_LEN], struct rqueue_entry *ret, size_t *ret_n)
+    uint8_t ret_client[IMDWIRE_KEY_LEN], struct rqueue_entry *ret,
+    size_t *ret_n)
 {
 	size_t n;
 
@@ -189,7 +190,7 @@ fedmsg_entries_decode(const uint8_t *p, size_t len,
 		if (i > 0 && ret[i].cursor <= ret[i - 1].cursor)
 			return -EBADMSG;
 	}
-	memcpy(ret_client, p + 4, AUTH_KEY_LEN);
+	memcpy(ret_client, p + 4, IMDWIRE_KEY_LEN);
 	*ret_n = n;
 	return 0;
 }
@@ -200,7 +201,7 @@ fedmsg_ack_encode(const struct fedmsg_ack *a, uint8_t p[FEDMSG_ACK_LEN])
 	p[0] = FEDMSG_VERSION;
 	p[1] = (uint8_t)a->status;
 	wire_put16(p + 2, 0);
-	memcpy(p + 4, a->client, AUTH_KEY_LEN);
+	memcpy(p + 4, a->client, IMDWIRE_KEY_LEN);
 	wire_put64(p + 36, a->cursor);
 }
 
@@ -212,7 +213,7 @@ fedmsg_ack_decode(const uint8_t *p, size_t len, struct fedmsg_ack *ret)
 	    wire_get64(p + 36) > INT64_MAX)
 		return -EBADMSG;
 	ret->status = (enum fedmsg_ack_status)p[1];
-	memcpy(ret->client, p + 4, AUTH_KEY_LEN);
+	memcpy(ret->client, p + 4, IMDWIRE_KEY_LEN);
 	ret->cursor = wire_get64(p + 36);
 	return 0;
 }

@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "intermediary/auth.h"
+#include "intermediary/imdwire.h"
 #include "intermediary/rqueue.h"
 
 /* BLAKE2b-256 of this string is the topic intermediaries announce at. */
@@ -77,13 +77,13 @@ struct fedmsg_announce {
 };
 
 struct fedmsg_here {
-	struct auth auth;                   /* the client's, as it signed */
+	struct imdwire_auth auth;           /* the client's, as it signed */
 	char target[FEDMSG_TARGET_MAX + 1]; /* NUL-terminated */
 };
 
 struct fedmsg_ack {
 	enum fedmsg_ack_status status;
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	uint64_t cursor;
 };
 
@@ -111,14 +111,15 @@ int fedmsg_here_decode(const uint8_t *p, size_t len, struct fedmsg_here *ret);
 
 /* ENTRIES of n (1..FEDMSG_ENTRIES_MAX) receipts e (RQUEUE_RECEIPT
  * entries) for client, cursors being e's; its length. */
-size_t fedmsg_entries_encode(const uint8_t client[AUTH_KEY_LEN],
+size_t fedmsg_entries_encode(const uint8_t client[IMDWIRE_KEY_LEN],
     const struct rqueue_entry *e, size_t n, uint8_t *p);
 /* Decodes ENTRIES into ret (room for FEDMSG_ENTRIES_MAX), n in *ret_n:
  * 0 or -EBADMSG (a length that is not the one n gives, a cursor 0, over
  * INT64_MAX or not above the one before). Receipts' signatures are not
  * checked. */
 int fedmsg_entries_decode(const uint8_t *p, size_t len,
-    uint8_t ret_client[AUTH_KEY_LEN], struct rqueue_entry *ret, size_t *ret_n);
+    uint8_t ret_client[IMDWIRE_KEY_LEN], struct rqueue_entry *ret,
+    size_t *ret_n);
 
 void fedmsg_ack_encode(const struct fedmsg_ack *a, uint8_t p[FEDMSG_ACK_LEN]);
 int fedmsg_ack_decode(const uint8_t *p, size_t len, struct fedmsg_ack *ret);

@@ -104,15 +104,15 @@ imd_log_refusal(struct imd *imd, const struct httpd_req *req, const char *fmt,
 
 /* The checks of AUTHENTICATION and CLIENT_RATE: true, or answered. */
 static bool
-imd_authorize(struct imd *imd, struct httpd_req *req, struct auth *ret)
+imd_authorize(struct imd *imd, struct httpd_req *req, struct imdwire_auth *ret)
 {
 	const char *h = httpd_req_header(req, "Authorization");
 	uint64_t now = time_real_s();
 	struct imd_client *cl;
-	struct auth a;
+	struct imdwire_auth a;
 	int r;
 
-	if (h == NULL || auth_parse(h, strlen(h), &a) < 0) {
+	if (h == NULL || imdwire_auth_parse(h, strlen(h), &a) < 0) {
 		(*imd->c.unauthorized)++;
 		imd_log_refusal(imd, req, "no valid Authorization header");
 		httpd_reply_error(req, 401, "unauthorized",
@@ -128,7 +128,7 @@ imd_authorize(struct imd *imd, struct httpd_req *req, struct auth *ret)
 		    "TIME is not within CLOCK_SKEW of the Date header, or before this intermediary started");
 		return false;
 	}
-	r = auth_verify(&a, imd->id, httpd_req_method(req),
+	r = imdwire_auth_verify(&a, imd->id, httpd_req_method(req),
 	    httpd_req_target(req));
 	if (r < 0) {
 		(*imd->c.unauthorized)++;
@@ -192,7 +192,7 @@ imd_on_head(void *cls, struct httpd_req *req)
 	struct imd *imd = cls;
 	const char *m = httpd_req_method(req), *t = httpd_req_target(req);
 	bool get = strcmp(m, "GET") == 0, post = strcmp(m, "POST") == 0;
-	struct auth a;
+	struct imdwire_auth a;
 
 	if (imd_path_is(t, "/v1/intermediaries")) {
 		if (!get)

@@ -111,7 +111,7 @@ imd_announce_learn(struct imd *imd, const struct dhtrec *rec)
 	struct imd_peer p;
 
 	peer_id_of(rec->signer, &id);
-	if (memcmp(id.bytes, imd->id, AUTH_ID_LEN) == 0)
+	if (memcmp(id.bytes, imd->id, IMDWIRE_ID_LEN) == 0)
 		return;
 	memset(&p, 0, sizeof(p));
 	if (fedmsg_announce_decode(rec->value, rec->value_len, &a) < 0 ||

@@ -12,9 +12,9 @@
 #include "lib/time.h"
 
 struct imd_client *
-imd_client_get(struct imd *imd, const uint8_t key[AUTH_KEY_LEN])
+imd_client_get(struct imd *imd, const uint8_t key[IMDWIRE_KEY_LEN])
 {
-	struct imd_client *cl = map_get(imd->clients, key, AUTH_KEY_LEN);
+	struct imd_client *cl = map_get(imd->clients, key, IMDWIRE_KEY_LEN);
 
 	if (cl != NULL) {
 		TAILQ_REMOVE(&imd->client_lru, cl, link);
@@ -26,7 +26,7 @@ imd_client_get(struct imd *imd, const uint8_t key[AUTH_KEY_LEN])
 		 * IMD_CLIENTS_MAX other keys in between to gain by it. */
 		cl = TAILQ_FIRST(&imd->client_lru);
 		TAILQ_REMOVE(&imd->client_lru, cl, link);
-		(void)map_remove(imd->clients, cl->key, AUTH_KEY_LEN);
+		(void)map_remove(imd->clients, cl->key, IMDWIRE_KEY_LEN);
 		imd->n_clients--;
 		memset(cl, 0, sizeof(*cl));
 	} else {
@@ -34,9 +34,9 @@ imd_client_get(struct imd *imd, const uint8_t key[AUTH_KEY_LEN])
 		if (cl == NULL)
 			return NULL;
 	}
-	memcpy(cl->key, key, AUTH_KEY_LEN);
+	memcpy(cl->key, key, IMDWIRE_KEY_LEN);
 	ratelimit_init(&cl->rl, imd->cfg.client_rate, 2 * imd->cfg.client_rate);
-	if (map_put(imd->clients, cl->key, AUTH_KEY_LEN, cl) < 0) {
+	if (map_put(imd->clients, cl->key, IMDWIRE_KEY_LEN, cl) < 0) {
 		free(cl);
 		return NULL;
 	}
@@ -88,7 +88,7 @@ imd_clients_free(struct imd *imd)
 
 	while ((cl = TAILQ_FIRST(&imd->client_lru)) != NULL) {
 		TAILQ_REMOVE(&imd->client_lru, cl, link);
-		(void)map_remove(imd->clients, cl->key, AUTH_KEY_LEN);
+		(void)map_remove(imd->clients, cl->key, IMDWIRE_KEY_LEN);
 		free(cl);
 	}
 	imd->n_clients = 0;

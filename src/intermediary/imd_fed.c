@@ -81,8 +81,8 @@ imd_fed_stop(struct imd *imd)
 }
 
 void
-imd_fed_receive(struct imd *imd, const uint8_t from[AUTH_ID_LEN], uint16_t type,
-    const void *body, size_t len)
+imd_fed_receive(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
+    uint16_t type, const void *body, size_t len)
 {
 	switch (type) {
 	case FERRY_MSG_IMD_HERE:

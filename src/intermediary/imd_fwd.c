@@ -41,33 +41,33 @@
 
 struct imd_fwd {
 	struct imd *imd;
-	uint8_t client[AUTH_KEY_LEN];
-	uint8_t to[AUTH_ID_LEN];      /* where the client takes now */
-	uint8_t sent_to[AUTH_ID_LEN]; /* where the batch out went */
-	uint64_t claimed_us;          /* the last HERE taken */
-	uint64_t acked;               /* our cursor the others hold up to */
-	uint64_t sent_top;            /* the batch out's last cursor; 0 */
-	size_t sent_n;                /* and its entries */
-	uint64_t due_us;              /* its deadline, or a retry's; 0 */
-	struct rqueue_take *take;     /* a take out */
-	bool slot;                    /* holds one of FORWARD_IN_FLIGHT */
-	bool again;                   /* entries came while busy */
-	bool resend;                  /* the next batch is one sent again */
-	bool waiting;                 /* in fwd_waiting */
-	bool local;                   /* the client came here: end once
-				       * nothing is out */
-	TAILQ_ENTRY(imd_fwd) link;    /* fwd_list */
-	TAILQ_ENTRY(imd_fwd) wlink;   /* fwd_waiting */
+	uint8_t client[IMDWIRE_KEY_LEN];
+	uint8_t to[IMDWIRE_ID_LEN];      /* where the client takes now */
+	uint8_t sent_to[IMDWIRE_ID_LEN]; /* where the batch out went */
+	uint64_t claimed_us;             /* the last HERE taken */
+	uint64_t acked;                  /* our cursor the others hold up to */
+	uint64_t sent_top;               /* the batch out's last cursor; 0 */
+	size_t sent_n;                   /* and its entries */
+	uint64_t due_us;                 /* its deadline, or a retry's; 0 */
+	struct rqueue_take *take;        /* a take out */
+	bool slot;                       /* holds one of FORWARD_IN_FLIGHT */
+	bool again;                      /* entries came while busy */
+	bool resend;                     /* the next batch is one sent again */
+	bool waiting;                    /* in fwd_waiting */
+	bool local;                      /* the client came here: end once
+					  * nothing is out */
+	TAILQ_ENTRY(imd_fwd) link;       /* fwd_list */
+	TAILQ_ENTRY(imd_fwd) wlink;      /* fwd_waiting */
 };
 
 static void imd_fwd_run(struct imd_fwd *w);
 
-static void imd_fwd_refuse(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+static void imd_fwd_refuse(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A refusal logged at a bounded rate, with the sender's id prefix. */
 static void
-imd_fwd_refuse(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+imd_fwd_refuse(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const char *fmt, ...)
 {
 	char line[160];
@@ -111,7 +111,7 @@ imd_fwd_free(struct imd_fwd *w, bool wake)
 	w->take = NULL;
 	if (w->waiting)
 		TAILQ_REMOVE(&f->fwd_waiting, w, wlink);
-	(void)map_remove(f->fwds, w->client, AUTH_KEY_LEN);
+	(void)map_remove(f->fwds, w->client, IMDWIRE_KEY_LEN);
 	TAILQ_REMOVE(&f->fwd_list, w, link);
 	f->n_fwds--;
 	(*w->imd->c.fed_forwarding)--;
@@ -142,7 +142,7 @@ imd_fwd_send(struct imd_fwd *w, const struct rqueue_entry *e, size_t n)
 	if (w->resend)
 		(*imd->c.fed_batches_resent)++;
 	w->resend = false;
-	memcpy(w->sent_to, w->to, AUTH_ID_LEN);
+	memcpy(w->sent_to, w->to, IMDWIRE_ID_LEN);
 	w->sent_top = e[n - 1].cursor;
 	w->sent_n = n;
 	w->due_us = now + imd->cfg.fed.timeout_us;
@@ -230,10 +230,10 @@ imd_fwd_run(struct imd_fwd *w)
 
 /* The client's record, made if need be; NULL at FORWARD_CLIENTS. */
 static struct imd_fwd *
-imd_fwd_get(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
+imd_fwd_get(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN])
 {
 	struct imd_fed *f = &imd->fed;
-	struct imd_fwd *w = map_get(f->fwds, client, AUTH_KEY_LEN);
+	struct imd_fwd *w = map_get(f->fwds, client, IMDWIRE_KEY_LEN);
 
 	if (w != NULL)
 		return w;
@@ -243,8 +243,8 @@ imd_fwd_get(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
 	if (w == NULL)
 		return NULL;
 	w->imd = imd;
-	memcpy(w->client, client, AUTH_KEY_LEN);
-	if (map_put(f->fwds, w->client, AUTH_KEY_LEN, w) < 0) {
+	memcpy(w->client, client, IMDWIRE_KEY_LEN);
+	if (map_put(f->fwds, w->client, IMDWIRE_KEY_LEN, w) < 0) {
 		free(w);
 		return NULL;
 	}
@@ -255,7 +255,7 @@ imd_fwd_get(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
 }
 
 void
-imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+imd_fwd_here(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const uint8_t *body, size_t len)
 {
 	uint64_t now = time_real_s(), skew = imd->cfg.skew_s;
@@ -278,7 +278,7 @@ imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 	}
 	/* The client signed a take at the peer the link authenticated:
 	 * nobody else can divert its receipts with it. */
-	if (auth_verify(&h.auth, from, "GET", h.target) < 0) {
+	if (imdwire_auth_verify(&h.auth, from, "GET", h.target) < 0) {
 		(*imd->c.fed_here_forged)++;
 		imd_fwd_refuse(imd, from,
 		    "a HERE the client did not sign for that intermediary");
@@ -290,14 +290,14 @@ imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 		(*imd->c.fed_here_dropped)++;
 		return;
 	}
-	memcpy(w->to, from, AUTH_ID_LEN);
+	memcpy(w->to, from, IMDWIRE_ID_LEN);
 	w->claimed_us = time_mono_us();
 	w->local = false;
 	imd_fwd_run(w);
 }
 
 void
-imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+imd_fwd_ack(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const uint8_t *body, size_t len)
 {
 	struct fedmsg_ack a;
@@ -307,9 +307,9 @@ imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 		(*imd->c.fed_msg_bad)++;
 		return;
 	}
-	w = map_get(imd->fed.fwds, a.client, AUTH_KEY_LEN);
+	w = map_get(imd->fed.fwds, a.client, IMDWIRE_KEY_LEN);
 	if (w == NULL || w->sent_top == 0 ||
-	    memcmp(from, w->sent_to, AUTH_ID_LEN) != 0 ||
+	    memcmp(from, w->sent_to, IMDWIRE_ID_LEN) != 0 ||
 	    (a.status == FEDMSG_ACK_HELD && a.cursor != w->sent_top)) {
 		(*imd->c.fed_acks_bad)++;
 		return;
@@ -334,10 +334,10 @@ imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 }
 
 void
-imd_fwd_local(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
+imd_fwd_local(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN])
 {
 	struct imd_fwd *w = imd->fed.fwds != NULL
-	    ? map_get(imd->fed.fwds, client, AUTH_KEY_LEN)
+	    ? map_get(imd->fed.fwds, client, IMDWIRE_KEY_LEN)
 	    : NULL;
 
 	if (w == NULL)
@@ -350,10 +350,10 @@ imd_fwd_local(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
 }
 
 void
-imd_fwd_kick(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
+imd_fwd_kick(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN])
 {
 	struct imd_fwd *w = imd->fed.fwds != NULL
-	    ? map_get(imd->fed.fwds, client, AUTH_KEY_LEN)
+	    ? map_get(imd->fed.fwds, client, IMDWIRE_KEY_LEN)
 	    : NULL;
 
 	if (w != NULL)

@@ -25,7 +25,7 @@
 
 /* A client whose takes here were told. */
 struct imd_here {
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	uint64_t told_us;           /* when, monotonic */
 	TAILQ_ENTRY(imd_here) link; /* here_lru, least recently told first */
 };
@@ -33,8 +33,8 @@ struct imd_here {
 /* A forwarded batch being queued. */
 struct imd_here_push {
 	struct imd *imd;
-	uint8_t from[AUTH_ID_LEN];
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t from[IMDWIRE_ID_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	uint64_t top; /* its last cursor, the sender's */
 };
 
@@ -49,7 +49,7 @@ imd_here_forget(struct imd *imd, struct imd_here *h)
 {
 	struct imd_fed *f = &imd->fed;
 
-	(void)map_remove(f->heres, h->client, AUTH_KEY_LEN);
+	(void)map_remove(f->heres, h->client, IMDWIRE_KEY_LEN);
 	TAILQ_REMOVE(&f->here_lru, h, link);
 	f->n_heres--;
 	free(h);
@@ -58,10 +58,10 @@ imd_here_forget(struct imd *imd, struct imd_here *h)
 /* client's record, made (the oldest forgotten at FORWARD_CLIENTS) if
  * need be; NULL on OOM. */
 static struct imd_here *
-imd_here_get(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
+imd_here_get(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN])
 {
 	struct imd_fed *f = &imd->fed;
-	struct imd_here *h = map_get(f->heres, client, AUTH_KEY_LEN);
+	struct imd_here *h = map_get(f->heres, client, IMDWIRE_KEY_LEN);
 
 	if (h != NULL)
 		return h;
@@ -70,8 +70,8 @@ imd_here_get(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return NULL;
-	memcpy(h->client, client, AUTH_KEY_LEN);
-	if (map_put(f->heres, h->client, AUTH_KEY_LEN, h) < 0) {
+	memcpy(h->client, client, IMDWIRE_KEY_LEN);
+	if (map_put(f->heres, h->client, IMDWIRE_KEY_LEN, h) < 0) {
 		free(h);
 		return NULL;
 	}
@@ -81,7 +81,7 @@ imd_here_get(struct imd *imd, const uint8_t client[AUTH_KEY_LEN])
 }
 
 void
-imd_here_take(struct imd *imd, const struct auth *a, const char *target)
+imd_here_take(struct imd *imd, const struct imdwire_auth *a, const char *target)
 {
 	struct imd_fed *f = &imd->fed;
 	uint8_t msg[FEDMSG_HERE_FIXED + FEDMSG_TARGET_MAX];
@@ -117,8 +117,8 @@ imd_here_take(struct imd *imd, const struct auth *a, const char *target)
 }
 
 static void
-imd_here_ack(struct imd *imd, const uint8_t to[AUTH_ID_LEN],
-    const uint8_t client[AUTH_KEY_LEN], enum fedmsg_ack_status status,
+imd_here_ack(struct imd *imd, const uint8_t to[IMDWIRE_ID_LEN],
+    const uint8_t client[IMDWIRE_KEY_LEN], enum fedmsg_ack_status status,
     uint64_t cursor)
 {
 	struct fedmsg_ack a = { .status = status, .cursor = cursor };
@@ -126,7 +126,7 @@ imd_here_ack(struct imd *imd, const uint8_t to[AUTH_ID_LEN],
 
 	if (imd->fed.core == NULL)
 		return; /* going: the sender sends again to whoever is there */
-	memcpy(a.client, client, AUTH_KEY_LEN);
+	memcpy(a.client, client, IMDWIRE_KEY_LEN);
 	fedmsg_ack_encode(&a, msg);
 	/* A lost ACK costs the sender a batch sent again, which the queue
 	 * does not take twice. */
@@ -176,12 +176,12 @@ imd_here_check(struct imd *imd, struct rqueue_entry *e, size_t n)
 }
 
 void
-imd_here_entries(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+imd_here_entries(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const uint8_t *body, size_t len)
 {
 	struct imd_fed *f = &imd->fed;
 	struct rqueue_entry e[FEDMSG_ENTRIES_MAX];
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	struct imd_here_push *p;
 	struct imd_here *h;
 	uint64_t top;
@@ -194,7 +194,7 @@ imd_here_entries(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 	(*imd->c.fed_batches_received)++;
 	*imd->c.fed_entries_received += n;
 	top = e[n - 1].cursor;
-	h = map_get(f->heres, client, AUTH_KEY_LEN);
+	h = map_get(f->heres, client, IMDWIRE_KEY_LEN);
 	if (h == NULL || time_mono_us() - h->told_us > imd_here_hold_us(imd) ||
 	    !imd_peer_is_known(imd, from)) {
 		(*imd->c.fed_entries_unwanted)++;
@@ -213,8 +213,8 @@ imd_here_entries(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
 		return;
 	}
 	p->imd = imd;
-	memcpy(p->from, from, AUTH_ID_LEN);
-	memcpy(p->client, client, AUTH_KEY_LEN);
+	memcpy(p->from, from, IMDWIRE_ID_LEN);
+	memcpy(p->client, client, IMDWIRE_KEY_LEN);
 	p->top = top;
 	if (rqueue_push_from(imd->queue, client, from, e, n, imd_here_pushed,
 	        p) < 0) {

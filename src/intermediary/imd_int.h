@@ -9,7 +9,7 @@
 #include <sys/queue.h>
 
 #include "dht/dht.h"
-#include "intermediary/auth.h"
+#include "intermediary/imdwire.h"
 #include "intermediary/httpd.h"
 #include "intermediary/rqueue.h"
 #include "lib/ratelimit.h"
@@ -108,11 +108,11 @@ struct imd_counters {
 struct imd_net {
 	void *cls;
 	/* 0, -ENOTCONN (no link), -EAGAIN (its queue is full), ... */
-	int (*send)(void *cls, const uint8_t peer[AUTH_ID_LEN], uint16_t type,
-	    const void *body, size_t len);
-	bool (*linked)(void *cls, const uint8_t peer[AUTH_ID_LEN]);
+	int (*send)(void *cls, const uint8_t peer[IMDWIRE_ID_LEN],
+	    uint16_t type, const void *body, size_t len);
+	bool (*linked)(void *cls, const uint8_t peer[IMDWIRE_ID_LEN]);
 	/* Asks for a link, learning helos (may be empty) first. */
-	int (*link)(void *cls, const uint8_t peer[AUTH_ID_LEN],
+	int (*link)(void *cls, const uint8_t peer[IMDWIRE_ID_LEN],
 	    const void *helos, size_t len);
 	/* This node's signed HELOs into buf; their length (0: none). */
 	size_t (*own_helos)(void *cls, uint8_t *buf, size_t size);
@@ -155,7 +155,7 @@ struct imd_fed {
 
 /* What the intermediary keeps of one client key. */
 struct imd_client {
-	uint8_t key[AUTH_KEY_LEN];
+	uint8_t key[IMDWIRE_KEY_LEN];
 	struct ratelimit rl;               /* CLIENT_RATE */
 	uint64_t hour[IMD_QUOTA_HOURS];    /* bytes relayed in that hour */
 	uint64_t hour_no[IMD_QUOTA_HOURS]; /* which hour (s / 3600) */
@@ -174,9 +174,9 @@ struct imd {
 	struct event_base *base;
 	struct stats *stats;
 	struct dht *dht;
-	uint8_t id[AUTH_ID_LEN]; /* this peer's id */
-	char id_str[64];         /* and its base32 */
-	uint64_t start_s;        /* requests signed before are stale */
+	uint8_t id[IMDWIRE_ID_LEN]; /* this peer's id */
+	char id_str[64];            /* and its base32 */
+	uint64_t start_s;           /* requests signed before are stale */
 	struct imd_cfg cfg;
 	struct imd_counters c;
 	struct httpd *http;
@@ -205,7 +205,7 @@ void imd_log_refusal(struct imd *imd, const struct httpd_req *req,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* imd_clients.c */
 struct imd_client *imd_client_get(struct imd *imd,
-    const uint8_t key[AUTH_KEY_LEN]);
+    const uint8_t key[IMDWIRE_KEY_LEN]);
 bool imd_client_take(struct imd *imd, struct imd_client *cl);
 bool imd_client_over_quota(struct imd *imd, struct imd_client *cl,
     uint64_t add);
@@ -213,7 +213,7 @@ void imd_client_charge(struct imd *imd, struct imd_client *cl, uint64_t n);
 void imd_clients_free(struct imd *imd);
 /* imd_upload.c: POST /v1/blocks of an authenticated client. */
 void imd_upload_start(struct imd *imd, struct httpd_req *req,
-    const uint8_t client[AUTH_KEY_LEN]);
+    const uint8_t client[IMDWIRE_KEY_LEN]);
 void imd_upload_body(struct imd *imd, struct httpd_req *req,
     struct evbuffer *body, bool fin);
 void imd_upload_done(struct imd *imd, struct httpd_req *req);
@@ -231,16 +231,16 @@ void imd_fetch_drain(struct imd *imd, struct httpd_req *req);
 void imd_fetch_done(struct imd *imd, struct httpd_req *req);
 /* imd_receipts.c: GET /v1/receipts of an authenticated client. */
 void imd_receipts_start(struct imd *imd, struct httpd_req *req,
-    const struct auth *a);
+    const struct imdwire_auth *a);
 void imd_receipts_done(struct imd *imd, struct httpd_req *req);
 /* Queues the end of a relay and its receipts for client. */
-void imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
+void imd_receipts_push(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN],
     const struct dhtkey *key, const uint8_t put_hash[32],
     const struct dht_result *r);
 /* imd_peers.c: GET /v1/intermediaries. */
 void imd_peers_reply(struct imd *imd, struct httpd_req *req);
 /* Whether id is an intermediary known now. */
-bool imd_peer_is_known(struct imd *imd, const uint8_t id[AUTH_ID_LEN]);
+bool imd_peer_is_known(struct imd *imd, const uint8_t id[IMDWIRE_ID_LEN]);
 
 /* imd_cfg.c: the federation's keys into ret. 0 or -EINVAL (logged). */
 int imd_cfg_fed(struct cfg *cfg, struct imd_fed_cfg *ret);
@@ -252,27 +252,28 @@ void imd_net_detach(struct imd *imd);
 int imd_fed_start(struct imd *imd);
 void imd_fed_stop(struct imd *imd);
 /* A message of another intermediary (or any peer) from over a link. */
-void imd_fed_receive(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+void imd_fed_receive(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     uint16_t type, const void *body, size_t len);
 /* imd_announce.c: the announcement and the lookups, when due. */
 void imd_announce_tick(struct imd *imd, uint64_t now_us);
 /* imd_here.c: B's side. A take of client at this intermediary (its
  * Authorization a and the target it signed) is told to the others. */
-void imd_here_take(struct imd *imd, const struct auth *a, const char *target);
-void imd_here_entries(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+void imd_here_take(struct imd *imd, const struct imdwire_auth *a,
+    const char *target);
+void imd_here_entries(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const uint8_t *body, size_t len);
 void imd_here_tick(struct imd *imd, uint64_t now_us);
 void imd_here_free_all(struct imd *imd);
 /* imd_fwd.c: A's side. */
-void imd_fwd_here(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+void imd_fwd_here(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const uint8_t *body, size_t len);
-void imd_fwd_ack(struct imd *imd, const uint8_t from[AUTH_ID_LEN],
+void imd_fwd_ack(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     const uint8_t *body, size_t len);
 /* client made an authenticated request here: its entries are no longer
  * forwarded elsewhere (until another HERE). */
-void imd_fwd_local(struct imd *imd, const uint8_t client[AUTH_KEY_LEN]);
+void imd_fwd_local(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN]);
 /* Entries were queued for client: a forward of them goes on. */
-void imd_fwd_kick(struct imd *imd, const uint8_t client[AUTH_KEY_LEN]);
+void imd_fwd_kick(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN]);
 void imd_fwd_tick(struct imd *imd, uint64_t now_us);
 void imd_fwd_free_all(struct imd *imd);
 

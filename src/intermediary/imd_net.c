@@ -14,7 +14,7 @@
 #include "core/core.h"
 
 static struct ferry_peer_id
-imd_net_id(const uint8_t peer[AUTH_ID_LEN])
+imd_net_id(const uint8_t peer[IMDWIRE_ID_LEN])
 {
 	struct ferry_peer_id id;
 
@@ -24,7 +24,7 @@ imd_net_id(const uint8_t peer[AUTH_ID_LEN])
 
 /* The federation's messages are small and go before bulk data. */
 static int
-imd_net_send(void *cls, const uint8_t peer[AUTH_ID_LEN], uint16_t type,
+imd_net_send(void *cls, const uint8_t peer[IMDWIRE_ID_LEN], uint16_t type,
     const void *body, size_t len)
 {
 	struct ferry_peer_id id = imd_net_id(peer);
@@ -33,7 +33,7 @@ imd_net_send(void *cls, const uint8_t peer[AUTH_ID_LEN], uint16_t type,
 }
 
 static bool
-imd_net_linked(void *cls, const uint8_t peer[AUTH_ID_LEN])
+imd_net_linked(void *cls, const uint8_t peer[IMDWIRE_ID_LEN])
 {
 	struct ferry_peer_id id = imd_net_id(peer);
 	uint64_t bytes;
@@ -42,7 +42,7 @@ imd_net_linked(void *cls, const uint8_t peer[AUTH_ID_LEN])
 }
 
 static int
-imd_net_link(void *cls, const uint8_t peer[AUTH_ID_LEN], const void *helos,
+imd_net_link(void *cls, const uint8_t peer[IMDWIRE_ID_LEN], const void *helos,
     size_t len)
 {
 	struct ferry_peer_id id = imd_net_id(peer);

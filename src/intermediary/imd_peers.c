@@ -53,11 +53,11 @@ imd_peer_learn(struct imd *imd, const struct imd_peer *p)
 }
 
 bool
-imd_peer_is_known(struct imd *imd, const uint8_t id[AUTH_ID_LEN])
+imd_peer_is_known(struct imd *imd, const uint8_t id[IMDWIRE_ID_LEN])
 {
 	imd_peers_expire(imd, time_real_s());
 	for (size_t i = 0; i < imd->n_peers; i++)
-		if (memcmp(imd->peers[i].id, id, AUTH_ID_LEN) == 0)
+		if (memcmp(imd->peers[i].id, id, IMDWIRE_ID_LEN) == 0)
 			return true;
 	return false;
 }

@@ -70,7 +70,7 @@ imd_receipts_pushed(void *cls, int status)
 }
 
 void
-imd_receipts_push(struct imd *imd, const uint8_t client[AUTH_KEY_LEN],
+imd_receipts_push(struct imd *imd, const uint8_t client[IMDWIRE_KEY_LEN],
     const struct dhtkey *key, const uint8_t put_hash[32],
     const struct dht_result *r)
 {
@@ -219,7 +219,8 @@ imd_receipts_query(const char *target, uint64_t v[3])
 }
 
 void
-imd_receipts_start(struct imd *imd, struct httpd_req *req, const struct auth *a)
+imd_receipts_start(struct imd *imd, struct httpd_req *req,
+    const struct imdwire_auth *a)
 {
 	const uint8_t *client = a->client;
 	struct imd_receipts *t;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * POST /v1/blocks (ferry-intermediary(7), UPLOAD), intermediary layer:
- * records read as the body arrives (putrec.h), each relayed unchanged
+ * records read as the body arrives (imdwire.h), each relayed unchanged
  * with dht_put_signed(); at MAX_IN_FLIGHT bytes of relays the DHT has
  * not ended, the body is not read until some end, so that a fast client
  * cannot queue more than that in the daemon. The answer lists every
@@ -19,7 +19,7 @@
 
 #include "dht/dht.h"
 #include "intermediary/imd_tamper.h"
-#include "intermediary/putrec.h"
+#include "intermediary/imdwire.h"
 #include "lib/base32.h"
 #include "lib/time.h"
 
@@ -27,7 +27,7 @@ struct imd_upload {
 	enum imd_job kind; /* IMD_JOB_UPLOAD */
 	struct imd *imd;
 	struct httpd_req *req;
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	struct evbuffer *body; /* httpd's, valid until on_done */
 	struct evbuffer *json; /* the records' answers so far */
 	unsigned relayed, refused;
@@ -42,7 +42,7 @@ struct imd_upload {
  * are the client's whether or not the connection is still there. */
 struct imd_relay {
 	struct imd *imd; /* NULL once the intermediary is gone */
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	struct dhtkey key;
 	uint8_t put_hash[DHTMSG_HASH_LEN];
 	size_t len;
@@ -137,7 +137,7 @@ imd_upload_relay(struct imd_upload *u, const struct dhtmsg_put *put,
 		status = "busy";
 	} else {
 		r = dht_put_signed(imd->dht, put, imd_relay_done, rl, key);
-		/* putrec_decode() bounded the block: it was hashed. */
+		/* imdwire_put_decode() bounded the block: it was hashed. */
 		hashed = true;
 		if (r < 0) {
 			free(rl);
@@ -153,7 +153,7 @@ imd_upload_relay(struct imd_upload *u, const struct dhtmsg_put *put,
 	if (rl == NULL)
 		return status;
 	rl->imd = imd;
-	memcpy(rl->client, u->client, AUTH_KEY_LEN);
+	memcpy(rl->client, u->client, IMDWIRE_KEY_LEN);
 	rl->key = *key;
 	memcpy(rl->put_hash, hash, DHTMSG_HASH_LEN);
 	rl->len = put->block_len;
@@ -165,25 +165,18 @@ imd_upload_relay(struct imd_upload *u, const struct dhtmsg_put *put,
 	return status;
 }
 
-/* One whole record: relayed or refused alone, and said so in the answer.
- * false when the request ended. */
+/* One whole record, its PUT signed by the request's client: relayed or
+ * refused alone, and said so in the answer. false when the request
+ * ended. */
 static bool
-imd_upload_record(struct imd_upload *u, const struct putrec *rec)
+imd_upload_record(struct imd_upload *u, const struct dhtmsg_put *put)
 {
 	char k[BASE32_LEN(32) + 1], h[BASE32_LEN(32) + 1];
 	uint8_t hash[DHTMSG_HASH_LEN];
-	struct dhtmsg_put put;
 	struct dhtkey key;
 	const char *status;
 
-	memset(&put, 0, sizeof(put));
-	put.replication = rec->replication;
-	put.expiry = rec->expiry;
-	memcpy(put.origin_pk, u->client, sizeof(put.origin_pk));
-	memcpy(put.sig, rec->sig, sizeof(put.sig));
-	put.block = rec->block;
-	put.block_len = rec->block_len;
-	status = imd_upload_relay(u, &put, &key, hash);
+	status = imd_upload_relay(u, put, &key, hash);
 	if (status == NULL)
 		return false;
 	if (strcmp(status, "relayed") == 0) {
@@ -208,9 +201,13 @@ imd_upload_pump(struct imd_upload *u)
 {
 	struct imd *imd = u->imd;
 	size_t max_block = dht_config(imd->dht)->max_block, total;
-	struct putrec rec;
+	struct dhtmsg_put put;
 	uint8_t head[4];
 	int r;
+
+	/* origin_pk is not in a record: it is the Authorization's key. */
+	memset(&put, 0, sizeof(put));
+	memcpy(put.origin_pk, u->client, sizeof(put.origin_pk));
 
 	while (!u->ended) {
 		if (imd->in_flight >= imd->cfg.max_in_flight) {
@@ -227,15 +224,15 @@ imd_upload_pump(struct imd_upload *u)
 		}
 		if (evbuffer_copyout(u->body, head, 4) < 4)
 			break;
-		r = putrec_size(head, 4, max_block, &total);
+		r = imdwire_put_size(head, 4, max_block, &total);
 		if (r == 0 && evbuffer_get_length(u->body) < total)
 			break;
 		if (r == 0 && u->relayed + u->refused == IMD_UPLOAD_RECORDS)
 			r = -E2BIG;
 		if (r == 0)
-			r = putrec_decode(evbuffer_pullup(u->body,
-			                      (ssize_t)total),
-			    total, max_block, &rec);
+			r = imdwire_put_decode(evbuffer_pullup(u->body,
+			                           (ssize_t)total),
+			    total, max_block, &put);
 		if (r == -E2BIG) {
 			imd_upload_fail(u, 413, "too-large",
 			    "more than 4096 records");
@@ -248,7 +245,7 @@ imd_upload_pump(struct imd_upload *u)
 			                   : "a malformed record");
 			return;
 		}
-		if (!imd_upload_record(u, &rec))
+		if (!imd_upload_record(u, &put))
 			return;
 		(void)evbuffer_drain(u->body, total);
 	}
@@ -282,7 +279,7 @@ imd_upload_pump(struct imd_upload *u)
 
 void
 imd_upload_start(struct imd *imd, struct httpd_req *req,
-    const uint8_t client[AUTH_KEY_LEN])
+    const uint8_t client[IMDWIRE_KEY_LEN])
 {
 	struct imd_upload *u = calloc(1, sizeof(*u));
 
@@ -294,7 +291,7 @@ imd_upload_start(struct imd *imd, struct httpd_req *req,
 	u->kind = IMD_JOB_UPLOAD;
 	u->imd = imd;
 	u->req = req;
-	memcpy(u->client, client, AUTH_KEY_LEN);
+	memcpy(u->client, client, IMDWIRE_KEY_LEN);
 	httpd_req_set_data(req, u);
 	httpd_req_read_body(req);
 }

@@ -12,7 +12,7 @@
 #include "lib/map.h"
 
 struct nonce_entry {
-	uint8_t key[AUTH_KEY_LEN + AUTH_NONCE_LEN]; /* client || nonce */
+	uint8_t key[IMDWIRE_KEY_LEN + IMDWIRE_NONCE_LEN]; /* client || nonce */
 	uint64_t until_us;
 	TAILQ_ENTRY(nonce_entry) link;
 };
@@ -63,16 +63,16 @@ nonces_free(struct nonces *n)
 }
 
 int
-nonces_add(struct nonces *n, const uint8_t client[AUTH_KEY_LEN],
-    const uint8_t nonce[AUTH_NONCE_LEN], uint64_t now_us, uint64_t keep_us)
+nonces_add(struct nonces *n, const uint8_t client[IMDWIRE_KEY_LEN],
+    const uint8_t nonce[IMDWIRE_NONCE_LEN], uint64_t now_us, uint64_t keep_us)
 {
-	uint8_t key[AUTH_KEY_LEN + AUTH_NONCE_LEN];
+	uint8_t key[IMDWIRE_KEY_LEN + IMDWIRE_NONCE_LEN];
 	struct nonce_entry *e;
 
 	while ((e = TAILQ_FIRST(&n->fifo)) != NULL && e->until_us <= now_us)
 		nonces_drop(n, e);
-	memcpy(key, client, AUTH_KEY_LEN);
-	memcpy(key + AUTH_KEY_LEN, nonce, AUTH_NONCE_LEN);
+	memcpy(key, client, IMDWIRE_KEY_LEN);
+	memcpy(key + IMDWIRE_KEY_LEN, nonce, IMDWIRE_NONCE_LEN);
 	if (map_get(n->map, key, sizeof(key)) != NULL)
 		return -EALREADY;
 	if (n->n >= n->max)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "intermediary/auth.h"
+#include "intermediary/imdwire.h"
 
 struct nonces;
 
@@ -24,8 +24,8 @@ void nonces_free(struct nonces *n);
 /* Records client's nonce until now_us + keep_us (monotonic), first
  * forgetting those past their time. 0 when it was new; -EALREADY when
  * it is remembered; -ENOBUFS when the cache is full; -ENOMEM. */
-int nonces_add(struct nonces *n, const uint8_t client[AUTH_KEY_LEN],
-    const uint8_t nonce[AUTH_NONCE_LEN], uint64_t now_us, uint64_t keep_us);
+int nonces_add(struct nonces *n, const uint8_t client[IMDWIRE_KEY_LEN],
+    const uint8_t nonce[IMDWIRE_NONCE_LEN], uint64_t now_us, uint64_t keep_us);
 /* A new bound (entries over it stay until their time). */
 void nonces_set_max(struct nonces *n, size_t max);
 /* Entries held now. */

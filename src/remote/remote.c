@@ -18,6 +18,7 @@
 
 #include "core/aead.h"
 #include "core/identity.h"
+#include "intermediary/imdwire.h"
 #include "lib/base32.h"
 #include "lib/time.h"
 #include "storage/secret.h"
@@ -306,16 +307,31 @@ remote_mark_bad_url(struct remote *rc, const char *url, const char *why)
 	remote_dir_lines_free(lines, n);
 }
 
+/* "Authorization: " and the longest value imdwire_auth_format() writes. */
+#define REMOTE_AUTH_LINE "Authorization: "
+#define REMOTE_AUTH_MAX  (sizeof(REMOTE_AUTH_LINE) - 1 + IMDWIRE_AUTH_MAX)
+
+/* Signs rq for the intermediary in use, at our clock corrected by what
+ * its last "stale" answer said, into the header line auth. */
 static int
 remote_sign(struct remote *rc, struct remote_req *rq, char *auth, size_t size)
 {
-	uint8_t nonce[REMOTE_NONCE_LEN];
+	const size_t pre = sizeof(REMOTE_AUTH_LINE) - 1;
+	uint8_t nonce[IMDWIRE_NONCE_LEN];
 	int64_t now = (int64_t)time_real_s() + rc->clock_off;
+	struct imdwire_auth a;
+	int r;
 
+	if (size <= pre)
+		return -ENOSPC;
 	randombytes_buf(nonce, sizeof(nonce));
+	r = imdwire_auth_sign(rc->key, rc->imd, rq->method, rq->target,
+	    now > 0 ? (uint64_t)now : 0, nonce, &a);
+	if (r < 0)
+		return r;
+	memcpy(auth, REMOTE_AUTH_LINE, pre);
 	rq->auth = auth;
-	return remote_auth_header(rc->key, rc->imd, rq->method, rq->target,
-	    now > 0 ? (uint64_t)now : 0, nonce, auth, size);
+	return imdwire_auth_format(&a, auth + pre, size - pre);
 }
 
 int

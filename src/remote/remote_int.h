@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The thin client's parts, shared by src/remote and its unit tests: the
- * config directory, the Authorization header, the PUT records and the
- * fetched block records on the wire, the JSON bodies, receipt checks, and
- * the HTTPS exchange. Layouts are in ferry-intermediary(7).
+ * config directory, the fetched block records on the wire, the JSON
+ * bodies, receipt checks, and the HTTPS exchange. Layouts are in
+ * ferry-intermediary(7); the upload records and the Authorization header
+ * are intermediary/imdwire.h's, the codec the intermediary runs too.
  */
 #ifndef FERRY_REMOTE_REMOTE_INT_H
 #define FERRY_REMOTE_REMOTE_INT_H
@@ -46,36 +47,6 @@ int remote_dir_write_lines(const char *dir, const char *name,
 /* The cursor remembered for peer (base32), 0 if none. */
 uint64_t remote_dir_cursor(const char *dir, const char *peer);
 int remote_dir_set_cursor(const char *dir, const char *peer, uint64_t c);
-
-/* --- remote_auth.c: the Authorization header ------------------------ */
-
-#define REMOTE_AUTH_PREFIX "ferry intermediary request v1"
-#define REMOTE_NONCE_LEN   16
-#define REMOTE_AUTH_MAX                                                        \
-	(sizeof("Authorization: Ferry ") + 52 + 21 + 26 + 103 + 4)
-
-/* Writes "Authorization: Ferry CLIENT:TIME:NONCE:SIG" into buf (size at
- * least REMOTE_AUTH_MAX): key's Ed25519 signature over the page's signing
- * input for intermediary imd (its peer id), method, target (path and
- * query exactly as sent), time and nonce. 0, -EINVAL (NUL-less parts)
- * or -ENOSPC. */
-int remote_auth_header(const struct identity *key, const uint8_t imd[32],
-    const char *method, const char *target, uint64_t time,
-    const uint8_t nonce[REMOTE_NONCE_LEN], char *buf, size_t size);
-
-/* --- remote_putrec.c: a signed PUT in POST /v1/blocks ---------------- */
-
-#define REMOTE_PUTREC_VERSION 1
-#define REMOTE_PUTREC_HEAD    78 /* len, version, replication, expiry, sig */
-
-/* The 78 bytes before the block of a PUT record for put (block_len set). */
-void remote_putrec_head(const struct dhtmsg_put *put,
-    uint8_t out[REMOTE_PUTREC_HEAD]);
-/* Reads one record at p (len bytes available): 0 with put filled (its
- * block pointing into p, origin_pk left as it was) and *used its size;
- * -EAGAIN if more bytes are needed; -EBADMSG if it breaks the layout. */
-int remote_putrec_decode(const uint8_t *p, size_t len, struct dhtmsg_put *put,
-    size_t *used);
 
 /* --- remote_fetch.c: the record stream of POST /v1/fetch ------------ */
 

@@ -32,6 +32,7 @@
 #include <sodium.h>
 
 #include "core/identity.h"
+#include "intermediary/imdwire.h"
 #include "lib/map.h"
 #include "lib/time.h"
 #include "storage/filesum.h"
@@ -186,7 +187,7 @@ remote_put_block(struct remote_put *p, const struct dhtkey *key)
 	return b;
 }
 
-/* The block at p->rec + REMOTE_PUTREC_HEAD (len bytes) becomes the
+/* The block at p->rec + IMDWIRE_PUT_HEAD (len bytes) becomes the
  * record out if this round is to send it: signed, its put_hash kept. 1
  * if it is to be sent, 0 if not, or -ENOMEM. */
 static int
@@ -195,7 +196,7 @@ remote_put_offer(struct remote_put *p, const struct dhtkey *key, size_t len,
 {
 	struct dhtmsg_put put = { .replication = (uint8_t)p->rc->replication,
 		.expiry = p->expiry,
-		.block = p->rec + REMOTE_PUTREC_HEAD,
+		.block = p->rec + IMDWIRE_PUT_HEAD,
 		.block_len = len };
 	struct remote_block *b = remote_put_block(p, key);
 
@@ -206,8 +207,8 @@ remote_put_offer(struct remote_put *p, const struct dhtkey *key, size_t len,
 		return 0;
 	dhtmsg_put_sign(p->rc->key, key, &put);
 	dhtmsg_put_hash(key, &put, b->put_hash);
-	remote_putrec_head(&put, p->rec);
-	p->rec_len = REMOTE_PUTREC_HEAD + len;
+	imdwire_put_head(&put, p->rec);
+	p->rec_len = IMDWIRE_PUT_HEAD + len;
 	p->rec_off = 0;
 	b->sent = true;
 	b->relayed |= UINT64_C(1) << p->cand_i;
@@ -234,7 +235,7 @@ remote_put_chunk(struct remote_put *p)
 		return -ESTALE;
 	}
 	r = storage_seal_pad(p->rc->codec, p->plain, len, p->chunk_size,
-	    p->rec + REMOTE_PUTREC_HEAD, &ref);
+	    p->rec + IMDWIRE_PUT_HEAD, &ref);
 	if (r < 0)
 		return r;
 	filesum_update(p->sum, p->plain, len);
@@ -279,7 +280,7 @@ remote_put_next(struct remote_put *p)
 			p->nodes = n->next;
 			if (p->nodes == NULL)
 				p->nodes_tail = &p->nodes;
-			memcpy(p->rec + REMOTE_PUTREC_HEAD, n->data, n->len);
+			memcpy(p->rec + IMDWIRE_PUT_HEAD, n->data, n->len);
 			r = remote_put_offer(p, &n->ref.block, n->len, true);
 			sodium_memzero(&n->ref, sizeof(n->ref));
 			free(n);
@@ -578,7 +579,7 @@ remote_put_open(struct remote_put *p, const char *path)
 	p->expiry = time_real_s() + p->rc->lifetime_s;
 	p->blocks = map_new();
 	p->plain = malloc(p->chunk_size);
-	p->rec = malloc(REMOTE_PUTREC_HEAD + storage_sealed_len(p->chunk_size));
+	p->rec = malloc(IMDWIRE_PUT_HEAD + storage_sealed_len(p->chunk_size));
 	p->nodes_tail = &p->nodes;
 	if (p->blocks == NULL || p->plain == NULL || p->rec == NULL)
 		return -ENOMEM;

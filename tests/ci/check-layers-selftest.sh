@@ -27,6 +27,7 @@ put src/daemon/d.c '#include "service/service.h"' '#include "daemon/sd.h"'
 put src/cli/e.c '#include <ferry/client.h>' '#include "lib/a.h"' '#include "cli/e.h"'
 put plugins/udp/f.c '#include <ferry/transport.h>' '#include "lib/buf.h"' '#include "f_int.h"' '#include <event2/event.h>'
 put include/ferry/g.h '#include <stdint.h>' '#include <ferry/proto.h>'
+put src/remote/i.c '#include "storage/chunk.h"' '#include "intermediary/imdwire.h"' '#include "remote/remote_int.h"'
 put tests/unit/h.c '#include "core/b_int.h"' '#include "../../src/x.c"'
 
 if ! out=$(bash "$check" "$tmp" 2>&1); then
@@ -47,6 +48,7 @@ put plugins/tcp/bad8.c '#include "core/transport.h"'
 put include/ferry/bad9.h '#include "lib/buf.h"'
 put src/weird/bad10.c '#include <stdio.h>'
 put src/storage/bad11.c '#include <service/x.h>'
+put src/remote/bad12.c '#include "intermediary/imd.h"'
 
 expected="include/ferry/bad9.h:1
 plugins/tcp/bad8.c:1
@@ -55,6 +57,7 @@ src/core/bad2.c:2
 src/core/bad4.c:1
 src/lib/bad1.c:1
 src/libferry/bad7.c:1
+src/remote/bad12.c:1
 src/service/bad3.c:1
 src/service/bad5.c:1
 src/storage/bad11.c:1
@@ -75,4 +78,4 @@ if [ "$got" != "$expected" ]; then
     echo "$out"
     exit 1
 fi
-echo "check-layers self-test: all 11 planted violations found, nothing else"
+echo "check-layers self-test: all 12 planted violations found, nothing else"

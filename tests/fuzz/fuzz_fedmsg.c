@@ -55,7 +55,7 @@ fuzz_entries(const uint8_t *p, size_t len)
 {
 	static uint8_t again[FEDMSG_ENTRIES_SIZE_MAX];
 	struct rqueue_entry e[FEDMSG_ENTRIES_MAX];
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	size_t n = 0;
 	int r = fedmsg_entries_decode(p, len, client, e, &n);
 

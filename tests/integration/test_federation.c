@@ -30,7 +30,6 @@
 /* ctest: TIMEOUT=600 RUN_SERIAL=1 */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +39,9 @@
 #include <check.h>
 #include <sodium.h>
 
-#include "dhtcheck.h"
 #include "dhtpeer.h"
 #include "harness.h"
+#include "imdnet.h"
 #include "mesh.h"
 #include "core/identity.h"
 #include "lib/base32.h"
@@ -50,55 +49,14 @@
 
 #define N   4
 #define IMD 3 /* d0..d2 are intermediaries */
-#define DHT_CFG                                                                \
-	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"               \
-	"PER_NETWORK = 0\n"
 #define FED_CFG                                                                \
-	"ANNOUNCE_LIFETIME = 10 s\nLOOKUP_INTERVAL = 1 s\n"                    \
+	"[intermediary]\nANNOUNCE_LIFETIME = 10 s\nLOOKUP_INTERVAL = 1 s\n"    \
 	"HERE_INTERVAL = 2 s\nFORWARD_TIMEOUT = 2 s\n"
 #define TOOL FERRY_TOOL_DIR "/imd_sign"
 
 static struct harness *h;
 static struct harness_daemon *d[N];
 static char dir[512], cert[600], url[IMD][64];
-
-static struct harness_output sh(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static struct harness_output
-sh(const char *fmt, ...)
-{
-	struct harness_output o;
-	static char cmd[16384];
-	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	va_list ap;
-
-	va_start(ap, fmt);
-	ck_assert_int_lt(vsnprintf(cmd, sizeof(cmd), fmt, ap), sizeof(cmd));
-	va_end(ap);
-	ck_assert_int_eq(harness_run(argv, NULL, 60000, &o), 0);
-	return o;
-}
-
-static char *
-read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	(void)fclose(f);
-	return buf;
-}
 
 /* method target at intermediary i, signed by the client key file key
  * (NULL: unsigned) for i, with body (NULL: none); the status, and the
@@ -107,24 +65,13 @@ static int
 request(int i, const char *key, const char *method, const char *target,
     const char *body, char **ret_body)
 {
-	char auth[1024] = "", data[700] = "", resp[600];
-	struct harness_output o;
-	int status;
+	struct imdnet_answer a = imdnet_request(h, cert, d[i], url[i], key,
+	    NULL, method, target, body, NULL);
+	int status = a.status;
 
-	if (key != NULL)
-		(void)snprintf(auth, sizeof(auth),
-		    "-H \"$(%s auth %s/%s %s %s '%s')\"", TOOL, dir, key,
-		    d[i]->id_str, method, target);
-	if (body != NULL)
-		(void)snprintf(data, sizeof(data), "--data-binary @%s", body);
-	(void)snprintf(resp, sizeof(resp), "%s/resp", dir);
-	(void)unlink(resp);
-	o = sh("curl -sS --cacert %s -o %s -w '%%{http_code}' -X %s %s %s "
-	       "'%s%s'",
-	    cert, resp, method, auth, data, url[i], target);
-	status = atoi(o.out);
-	harness_output_free(&o);
-	*ret_body = read_file(resp);
+	*ret_body = a.body;
+	a.body = NULL;
+	imdnet_answer_free(&a);
 	return status;
 }
 
@@ -160,59 +107,15 @@ wait_listed(int i, int j, bool listed, int timeout_ms)
 static void
 setup(void)
 {
-	char cmd[2048], san[512] = "", *uri;
-	struct harness_output o;
-	uint16_t port;
-	uint64_t end;
-
 	ck_assert_int_eq(harness_new("fed", &h), 0);
 	(void)snprintf(dir, sizeof(dir), "%s", harness_dir(h));
-	(void)snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
-	for (int i = 0; i < N; i++) {
-		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
-		ck_assert_int_eq(harness_daemon_transports(d[i], "udp"), 0);
-		ck_assert_int_eq(harness_daemon_config(d[i], "%s", DHT_CFG), 0);
-	}
-	for (int i = 0; i < IMD; i++)
-		(void)snprintf(san + strlen(san), sizeof(san) - strlen(san),
-		    "%sIP:%s", i > 0 ? "," : "", d[i]->ip);
-	(void)snprintf(cmd, sizeof(cmd),
-	    "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-	    "-nodes -days 2 -subj /CN=ferry-test -addext subjectAltName=%s "
-	    "-keyout %s/key.pem -out %s 2>&1",
-	    san, dir, cert);
-	o = sh("%s", cmd);
-	ck_assert_msg(o.status == 0, "%s", o.out);
-	harness_output_free(&o);
+	imdnet_daemons(h, d, N);
+	imdnet_cert(h, d, IMD, cert, sizeof(cert));
 	for (int i = 0; i < IMD; i++) {
-		ck_assert_int_eq(harness_free_port_at(d[i]->ip, &port), 0);
-		(void)snprintf(url[i], sizeof(url[i]), "https://%s:%u",
-		    d[i]->ip, port);
-		ck_assert_int_eq(harness_daemon_config(d[i],
-		                     "[intermediary]\nLISTEN = %s:%u\n"
-		                     "CERTIFICATE = %s\nPRIVATE_KEY = "
-		                     "%s/key.pem\n" FED_CFG,
-		                     d[i]->ip, port, cert, dir),
-		    0);
+		imdnet_listen(h, d[i], cert, url[i], sizeof(url[i]));
+		ck_assert_int_eq(harness_daemon_config(d[i], FED_CFG), 0);
 	}
-	ck_assert_int_eq(harness_daemon_start_ready(d[0]), 0);
-	uri = mesh_hello(d[0]);
-	for (int i = 1; i < N; i++) {
-		ck_assert_int_eq(harness_daemon_config(d[i],
-		                     "[core]\nBOOTSTRAP = %s\n", uri),
-		    0);
-		ck_assert_int_eq(harness_daemon_start_ready(d[i]), 0);
-	}
-	free(uri);
-	end = harness_now_ms() + 30000;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%d's table is not full", i);
-			}
-			harness_sleep_ms(100);
-		}
+	imdnet_start(h, d, N);
 	for (int i = 0; i < IMD; i++)
 		for (int j = 0; j < IMD; j++)
 			if (i != j)
@@ -230,7 +133,7 @@ teardown(void)
  * thin client shows them; one killed drops out. */
 START_TEST(test_discovery)
 {
-	char want[256], args[600], *body = NULL, *p;
+	char want[256], args[600], client[600], *body = NULL, *p;
 	unsigned long long expires;
 	struct harness_output o;
 	uint64_t now = (uint64_t)time(NULL);
@@ -251,10 +154,10 @@ START_TEST(test_discovery)
 	ck_assert_uint_ge(mesh_stat(d[1], "intermediary.fed_announced"), 1);
 	ck_assert_uint_ge(mesh_stat(d[1], "intermediary.fed_lookups"), 1);
 	/* The thin client, as a user runs it. */
-	(void)snprintf(args, sizeof(args), "%s/client", dir);
-	o = sh("%s remote intermediaries --intermediary %s --config-dir %s "
-	       "--cacert %s",
-	    harness_cli_path(), url[1], args, cert);
+	(void)snprintf(client, sizeof(client), "%s/client", dir);
+	(void)snprintf(args, sizeof(args), "intermediaries --intermediary %s",
+	    url[1]);
+	o = imdnet_remote(client, cert, args);
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	for (int i = 0; i < IMD; i++)
 		ck_assert_msg(strstr(o.out, url[i]) != NULL &&
@@ -268,34 +171,6 @@ START_TEST(test_discovery)
 	wait_listed(0, 1, true, 1000);
 }
 END_TEST
-
-/* Checks a receipt entry at p (a storing peer's signature over key,
- * storer, expiry and put_hash, for a put_hash imd_sign printed in lines). */
-static void
-check_receipt(const char *p, const char *lines)
-{
-	char k[64], hh[64], pk[64], sg[128], want[160];
-	uint8_t m[21 + 32 + 32 + 8 + 32], sig[64];
-	unsigned long long cur, expiry;
-
-	ck_assert_int_eq(sscanf(p,
-	                     "{\"cursor\": %llu, \"type\": \"receipt\", "
-	                     "\"key\": \"%63[0-9A-Z]\", \"put_hash\": "
-	                     "\"%63[0-9A-Z]\", \"storer\": \"%63[0-9A-Z]\", "
-	                     "\"expiry\": %llu, \"sig\": \"%127[0-9A-Z]\"}",
-	                     &cur, k, hh, pk, &expiry, sg),
-	    6);
-	(void)snprintf(want, sizeof(want), "%s %s\n", k, hh);
-	ck_assert_ptr_nonnull(strstr(lines, want));
-	memcpy(m, "ferry dht receipt v1", 21);
-	ck_assert_int_eq(base32_decode(k, strlen(k), m + 21, 32), 0);
-	ck_assert_int_eq(base32_decode(pk, strlen(pk), m + 53, 32), 0);
-	wire_put64(m + 85, expiry);
-	ck_assert_int_eq(base32_decode(hh, strlen(hh), m + 93, 32), 0);
-	ck_assert_int_eq(base32_decode(sg, strlen(sg), sig, 64), 0);
-	ck_assert_int_eq(crypto_sign_verify_detached(sig, m, sizeof(m), m + 53),
-	    0);
-}
 
 /* What a client has taken so far: each entry once, by its content. */
 struct taken {
@@ -331,7 +206,7 @@ take_max(int i, const char *key, const char *lines, unsigned wait, unsigned max,
 		memcpy(t->seen[t->n], content, len);
 		t->seen[t->n++][len] = '\0';
 		if (strncmp(content, "\"type\": \"receipt\"", 17) == 0) {
-			check_receipt(p, lines);
+			imdnet_check_receipt(p, lines);
 			t->receipts++;
 		} else {
 			t->dones++;
@@ -347,6 +222,33 @@ take(int i, const char *key, const char *lines, unsigned wait, struct taken *t)
 	take_max(i, key, lines, wait, 1000, t);
 }
 
+/* Takes of at most max at intermediary i (3 s long-polls) until t holds
+ * want entries, within timeout_ms. */
+static void
+take_until(int i, const char *key, const char *lines, unsigned max,
+    unsigned want, uint64_t timeout_ms, struct taken *t)
+{
+	uint64_t end = harness_now_ms() + timeout_ms;
+
+	while (t->n < want) {
+		ck_assert_msg(harness_now_ms() < end, "%u of %u entries", t->n,
+		    want);
+		take_max(i, key, lines, 3, max, t);
+	}
+}
+
+/* Waits until d0's queue is empty: it let go what it forwarded. */
+static void
+wait_d0_drained(void)
+{
+	uint64_t end = harness_now_ms() + 10000;
+
+	while (mesh_stat(d[0], "intermediary.queue_entries") != 0) {
+		ck_assert_msg(harness_now_ms() < end, "d0 keeps entries");
+		harness_sleep_ms(200);
+	}
+}
+
 /* Uploads n blocks of 2000 bytes through intermediary i for key; the
  * lines imd_sign printed (free them). */
 static char *
@@ -358,7 +260,7 @@ upload(int i, const char *key, unsigned n)
 
 	(void)snprintf(file, sizeof(file), "%s/%s.bin", dir, key);
 	(void)snprintf(recs, sizeof(recs), "%s/%s.rec", dir, key);
-	o = sh("head -c %u /dev/urandom > %s && %s put %s/%s 2000 %s %s",
+	o = imdnet_sh("head -c %u /dev/urandom > %s && %s put %s/%s 2000 %s %s",
 	    n * 2000, file, TOOL, dir, key, file, recs);
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	lines = strdup(o.out);
@@ -369,22 +271,27 @@ upload(int i, const char *key, unsigned n)
 	return lines;
 }
 
+/* upload() through d0, then waits (up to timeout_ms) until d0 queued
+ * the 4 entries of each block: 3 receipts and the end of its relay. */
+static char *
+upload_queued(const char *key, unsigned n, int timeout_ms)
+{
+	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
+	char *lines = upload(0, key, n);
+
+	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed",
+	    pushed + 4 * n, timeout_ms));
+	return lines;
+}
+
 /* A client away when its receipts come to d0 takes them at d1. */
 START_TEST(test_forward)
 {
-	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
 	struct taken t = { 0 };
-	uint64_t end;
 	char *lines;
 
-	lines = upload(0, "traveller", 3);
-	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
-	    20000));
-	end = harness_now_ms() + 40000;
-	while (t.n < 9) {
-		ck_assert_msg(harness_now_ms() < end, "%u of 9 receipts", t.n);
-		take(1, "traveller", lines, 3, &t);
-	}
+	lines = upload_queued("traveller", 3, 20000);
+	take_until(1, "traveller", lines, 1000, 9, 40000, &t);
 	/* The receipts only: d0's ends of its relays stay at d0. */
 	ck_assert_uint_eq(t.receipts, 9);
 	ck_assert_uint_eq(t.dones, 0);
@@ -394,11 +301,7 @@ START_TEST(test_forward)
 	ck_assert_uint_eq(t.n, 9);
 	ck_assert(mesh_wait_stat(d[0], "intermediary.fed_entries_forwarded", 9,
 	    10000));
-	end = harness_now_ms() + 10000;
-	while (mesh_stat(d[0], "intermediary.queue_entries") != 0) {
-		ck_assert_msg(harness_now_ms() < end, "d0 keeps entries");
-		harness_sleep_ms(200);
-	}
+	wait_d0_drained();
 	ck_assert_uint_ge(mesh_stat(d[1], "intermediary.fed_batches_received"),
 	    1);
 	ck_assert_uint_eq(mesh_stat(d[1], "intermediary.fed_receipts_bad"), 0);
@@ -410,14 +313,11 @@ END_TEST
  * back: the batch is sent again after d0's restart, queued once. */
 START_TEST(test_forward_crash)
 {
-	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
 	struct taken t = { 0 };
 	uint64_t end;
 	char *lines;
 
-	lines = upload(0, "crasher", 3);
-	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
-	    20000));
+	lines = upload_queued("crasher", 3, 20000);
 	/* d0 holds the HERE of the take at d1 until d1 is frozen too:
 	 * the batch then waits in d1's socket while d0 dies. */
 	ck_assert_int_eq(kill(d[0]->pid, SIGSTOP), 0);
@@ -460,34 +360,18 @@ END_TEST
  * cursor there, and gets each entry once. */
 START_TEST(test_forward_restart_b)
 {
-	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
 	struct taken t = { 0 };
-	uint64_t end;
 	char *lines;
 
-	lines = upload(0, "restarter", 20);
-	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 80,
-	    30000));
-	end = harness_now_ms() + 30000;
-	while (t.n < 30) {
-		ck_assert_msg(harness_now_ms() < end, "%u of 30 entries", t.n);
-		take_max(1, "restarter", lines, 3, 30, &t);
-	}
+	lines = upload_queued("restarter", 20, 30000);
+	take_until(1, "restarter", lines, 30, 30, 30000, &t);
 	ck_assert_int_eq(harness_daemon_kill(d[1]), 0);
 	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
-	end = harness_now_ms() + 60000;
-	while (t.n < 60) {
-		ck_assert_msg(harness_now_ms() < end, "%u of 60 receipts", t.n);
-		take_max(1, "restarter", lines, 3, 30, &t);
-	}
+	take_until(1, "restarter", lines, 30, 60, 60000, &t);
 	take(1, "restarter", lines, 2, &t);
 	ck_assert_uint_eq(t.n, 60);
 	ck_assert_uint_eq(t.receipts, 60);
-	end = harness_now_ms() + 10000;
-	while (mesh_stat(d[0], "intermediary.queue_entries") != 0) {
-		ck_assert_msg(harness_now_ms() < end, "d0 keeps entries");
-		harness_sleep_ms(200);
-	}
+	wait_d0_drained();
 	free(lines);
 }
 END_TEST
@@ -501,7 +385,6 @@ START_TEST(test_come_back)
 	uint64_t sent = mesh_stat(d[0], "intermediary.fed_batches_sent");
 	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
 	struct taken t = { 0 }, t1 = { 0 };
-	uint64_t end;
 	char *lines;
 
 	take(1, "returner", "", 0, &t1);
@@ -512,11 +395,7 @@ START_TEST(test_come_back)
 	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_forwarding"), 0);
 	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
 	    20000));
-	end = harness_now_ms() + 30000;
-	while (t.n < 12) {
-		ck_assert_msg(harness_now_ms() < end, "%u of 12 entries", t.n);
-		take(0, "returner", lines, 3, &t);
-	}
+	take_until(0, "returner", lines, 1000, 12, 30000, &t);
 	ck_assert_uint_eq(t.receipts, 9);
 	ck_assert_uint_eq(t.dones, 3);
 	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_batches_sent"),
@@ -536,8 +415,8 @@ here_body(const char *key, const char *id, const char *time_arg,
 	struct harness_output o;
 	size_t tl = strlen(target);
 
-	o = sh("%s auth %s/%s %s GET '%s' %s", TOOL, dir, key, id, target,
-	    time_arg);
+	o = imdnet_sh("%s auth %s/%s %s GET '%s' %s", TOOL, dir, key, id,
+	    target, time_arg);
 	ck_assert_int_eq(o.status, 0);
 	ck_assert_int_eq(
 	    sscanf(o.out,
@@ -561,16 +440,13 @@ here_body(const char *key, const char *id, const char *time_arg,
 START_TEST(test_forged_claims)
 {
 	const char *target = "/v1/receipts?after=0&wait=5";
-	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed");
 	char self[FERRY_PEER_ID_STRLEN + 1];
 	uint8_t body[700];
 	struct dhtpeer *p;
 	size_t len;
 	char *lines;
 
-	lines = upload(0, "victim", 2);
-	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 8,
-	    20000));
+	lines = upload_queued("victim", 2, 20000);
 	ck_assert_int_eq(dhtpeer_new(0xfed, &p), 0);
 	ck_assert_int_eq(dhtpeer_link(p, d[0]), 0);
 	ck_assert_int_eq(dhtpeer_start(p, NULL, NULL), 0);

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,15 +35,13 @@
 
 #include "dhtcheck.h"
 #include "harness.h"
+#include "imdnet.h"
 #include "mesh.h"
 #include "procstat.h"
 #include "lib/base32.h"
 #include "lib/wire.h"
 
-#define N 4
-#define DHT_CFG                                                                \
-	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"               \
-	"PER_NETWORK = 0\n"
+#define N    4
 #define TOOL FERRY_TOOL_DIR "/imd_sign"
 
 static struct harness *h;
@@ -52,89 +49,15 @@ static struct harness_daemon *d[N];
 static char dir[512], cert[600], url[64];
 static uint16_t port;
 
-static struct harness_output sh(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* Runs a shell command; its output. */
-static struct harness_output
-sh(const char *fmt, ...)
-{
-	struct harness_output o;
-	static char cmd[32768];
-	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	va_list ap;
-
-	va_start(ap, fmt);
-	ck_assert_int_lt(vsnprintf(cmd, sizeof(cmd), fmt, ap), sizeof(cmd));
-	va_end(ap);
-	ck_assert_int_eq(harness_run(argv, NULL, 60000, &o), 0);
-	return o;
-}
-
 /* The first line of a command's output, which must succeed. */
 static void
 sh_line(char *buf, size_t size, const char *cmd)
 {
-	struct harness_output o = sh("%s", cmd);
+	struct harness_output o = imdnet_sh("%s", cmd);
 
 	ck_assert_msg(o.status == 0, "%s: %s", cmd, o.err);
-	(void)snprintf(buf, size, "%.*s", (int)strcspn(o.out, "\n"), o.out);
+	imdnet_first_line(o.out, buf, size);
 	harness_output_free(&o);
-}
-
-static char *
-read_file(const char *path, size_t *ret_len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	(void)fclose(f);
-	if (ret_len != NULL)
-		*ret_len = (size_t)n;
-	return buf;
-}
-
-/* A random file of len bytes at dir/name; its path in path. */
-static void
-random_file(const char *name, size_t len, char *path, size_t size)
-{
-	uint8_t *data = malloc(len);
-	FILE *f;
-
-	(void)snprintf(path, size, "%s/%s", dir, name);
-	ck_assert_ptr_nonnull(data);
-	randombytes_buf(data, len);
-	f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-	free(data);
-}
-
-/* An answer of the intermediary. */
-struct answer {
-	int status;    /* HTTP status, 0 if curl failed */
-	int curl_exit; /* curl's exit status */
-	char *body;
-	size_t body_len;
-	char *headers;
-};
-
-static void
-answer_free(struct answer *a)
-{
-	free(a->body);
-	free(a->headers);
-	memset(a, 0, sizeof(*a));
 }
 
 /*
@@ -143,39 +66,12 @@ answer_free(struct answer *a)
  * target (TIME [NONCE], or "bad"), body from the file body (NULL: none),
  * extra curl options.
  */
-static struct answer
+static struct imdnet_answer
 request(const char *key, const char *auth_args, const char *method,
     const char *target, const char *body, const char *extra)
 {
-	static char auth[1024], data[700], resp[600], hdrs[600];
-	struct harness_output o;
-	struct answer a;
-
-	auth[0] = data[0] = '\0';
-	if (key != NULL)
-		(void)snprintf(auth, sizeof(auth),
-		    "-H \"$(%s auth %s/%s %s %s '%s' %s)\"", TOOL, dir, key,
-		    d[0]->id_str, method, target,
-		    auth_args != NULL ? auth_args : "");
-	if (body != NULL)
-		(void)snprintf(data, sizeof(data), "--data-binary @%s", body);
-	(void)snprintf(resp, sizeof(resp), "%s/resp", dir);
-	(void)snprintf(hdrs, sizeof(hdrs), "%s/hdrs", dir);
-	(void)unlink(resp);
-	(void)unlink(hdrs);
-	o = sh("curl -sS --cacert %s -o %s -D %s -w '%%{http_code}' -X %s %s "
-	       "%s %s '%s%s'",
-	    cert, resp, hdrs, method, auth, data, extra != NULL ? extra : "",
-	    url, target);
-	memset(&a, 0, sizeof(a));
-	a.curl_exit = o.status;
-	a.status = atoi(o.out);
-	harness_output_free(&o);
-	if (access(resp, R_OK) == 0)
-		a.body = read_file(resp, &a.body_len);
-	if (access(hdrs, R_OK) == 0)
-		a.headers = read_file(hdrs, NULL);
-	return a;
+	return imdnet_request(h, cert, d[0], url, key, auth_args, method,
+	    target, body, extra);
 }
 
 /* n requests method target signed by key, each signed before the
@@ -205,23 +101,23 @@ burst(const char *key, const char *method, const char *target, int n)
 		    url, target);
 	fprintf(f, "\n");
 	ck_assert_int_eq(fclose(f), 0);
-	o = sh("sh %s", cmd);
+	o = imdnet_sh("sh %s", cmd);
 	ck_assert_msg(o.status == 0, "burst: %s", o.err);
 	harness_output_free(&o);
 }
 
 /* The answer to request i of the last burst(). */
-static struct answer
+static struct imdnet_answer
 burst_answer(int i)
 {
 	char path[600];
-	struct answer a;
+	struct imdnet_answer a;
 
 	memset(&a, 0, sizeof(a));
 	(void)snprintf(path, sizeof(path), "%s/hdrs.%d", dir, i);
-	a.headers = read_file(path, NULL);
+	a.headers = imdnet_read_file(path, NULL);
 	(void)snprintf(path, sizeof(path), "%s/resp.%d", dir, i);
-	a.body = read_file(path, &a.body_len);
+	a.body = imdnet_read_file(path, &a.body_len);
 	if (a.headers != NULL)
 		a.status = atoi(a.headers + strcspn(a.headers, " "));
 	return a;
@@ -229,7 +125,7 @@ burst_answer(int i)
 
 /* status with the error token of the page, and the counter bumped. */
 static void
-expect_refusal(struct answer a, int status, const char *token,
+expect_refusal(struct imdnet_answer a, int status, const char *token,
     const char *counter, uint64_t before)
 {
 	char want[64];
@@ -241,58 +137,25 @@ expect_refusal(struct answer a, int status, const char *token,
 	    "body %s lacks %s", a.body != NULL ? a.body : "(none)", want);
 	ck_assert_ptr_nonnull(strstr(a.headers, "application/json"));
 	ck_assert_uint_gt(mesh_stat(d[0], counter), before);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 }
 
 static void
 setup(void)
 {
-	char cmd[2048], *uri;
-	uint64_t end;
-
 	ck_assert_int_eq(harness_new("imd", &h), 0);
 	(void)snprintf(dir, sizeof(dir), "%s", harness_dir(h));
-	(void)snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
-	for (int i = 0; i < N; i++) {
-		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
-		ck_assert_int_eq(harness_daemon_transports(d[i], "udp"), 0);
-		ck_assert_int_eq(harness_daemon_config(d[i], "%s", DHT_CFG), 0);
-	}
-	ck_assert_int_eq(harness_free_port_at(d[0]->ip, &port), 0);
-	(void)snprintf(url, sizeof(url), "https://%s:%u", d[0]->ip, port);
-	(void)snprintf(cmd, sizeof(cmd),
-	    "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-	    "-nodes -days 2 -subj /CN=%s -addext subjectAltName=IP:%s "
-	    "-keyout %s/key.pem -out %s 2>&1",
-	    d[0]->ip, d[0]->ip, dir, cert);
-	sh_line(cmd, sizeof(cmd), cmd);
-	ck_assert_int_eq(
-	    harness_daemon_config(d[0],
-	        "[intermediary]\nLISTEN = %s:%u\n"
-	        "CERTIFICATE = %s\nPRIVATE_KEY = %s/key.pem\n"
-	        "REQUEST_TIMEOUT = 2 s\nMAX_REQUEST_BYTES = 8 MiB\n"
-	        "MAX_IN_FLIGHT = 64 KiB\nCLIENT_RATE = 5\n"
-	        "CLIENT_QUOTA = 6 MiB\nMAX_CONNECTIONS = 6\n",
-	        d[0]->ip, port, cert, dir),
+	imdnet_daemons(h, d, N);
+	imdnet_cert(h, d, 1, cert, sizeof(cert));
+	imdnet_listen(h, d[0], cert, url, sizeof(url));
+	port = (uint16_t)atoi(strrchr(url, ':') + 1);
+	ck_assert_int_eq(harness_daemon_config(d[0],
+	                     "[intermediary]\nREQUEST_TIMEOUT = 2 s\n"
+	                     "MAX_REQUEST_BYTES = 8 MiB\n"
+	                     "MAX_IN_FLIGHT = 64 KiB\nCLIENT_RATE = 5\n"
+	                     "CLIENT_QUOTA = 6 MiB\nMAX_CONNECTIONS = 6\n"),
 	    0);
-	ck_assert_int_eq(harness_daemon_start_ready(d[0]), 0);
-	uri = mesh_hello(d[0]);
-	for (int i = 1; i < N; i++) {
-		ck_assert_int_eq(harness_daemon_config(d[i],
-		                     "[core]\nBOOTSTRAP = %s\n", uri),
-		    0);
-		ck_assert_int_eq(harness_daemon_start_ready(d[i]), 0);
-	}
-	free(uri);
-	end = harness_now_ms() + 30000;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%d's table is not full", i);
-			}
-			harness_sleep_ms(100);
-		}
+	imdnet_start(h, d, N);
 }
 
 static void
@@ -304,7 +167,7 @@ teardown(void)
 
 START_TEST(test_list)
 {
-	struct answer a =
+	struct imdnet_answer a =
 	    request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
 	char want[256];
 
@@ -316,7 +179,7 @@ START_TEST(test_list)
 	(void)snprintf(want, sizeof(want), "Ferry-Intermediary: %s",
 	    d[0]->id_str);
 	ck_assert_ptr_nonnull(strstr(a.headers, want));
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	a = request(NULL, NULL, "POST", "/v1/intermediaries", NULL, NULL);
 	ck_assert_ptr_nonnull(strstr(a.headers, "Allow: GET"));
 	expect_refusal(a, 405, "method", "intermediary.method", 0);
@@ -328,7 +191,7 @@ END_TEST
 /* The keys and put_hashes imd_sign printed, and the answer's records,
  * agree; all n relayed. */
 static void
-check_upload(const struct answer *a, const char *lines, unsigned n,
+check_upload(const struct imdnet_answer *a, const char *lines, unsigned n,
     char keys[][BASE32_LEN(32) + 1])
 {
 	const char *p = lines;
@@ -362,21 +225,21 @@ START_TEST(test_upload_get)
 	char keys[6][BASE32_LEN(32) + 1];
 	struct harness_output o;
 	struct ferry_client *c;
-	struct answer a;
+	struct imdnet_answer a;
 	size_t off = 0;
 	char *data, *lines;
 
-	random_file("five", 5 * 3000, file, sizeof(file));
-	data = read_file(file, NULL);
+	imdnet_random_file(h, "five", 5 * 3000, file, sizeof(file));
+	data = imdnet_read_file(file, NULL);
 	(void)snprintf(recs, sizeof(recs), "%s/five.rec", dir);
-	o = sh("%s put %s/honest 3000 %s %s", TOOL, dir, file, recs);
+	o = imdnet_sh("%s put %s/honest 3000 %s %s", TOOL, dir, file, recs);
 	ck_assert_int_eq(o.status, 0);
 	lines = strdup(o.out);
 	ck_assert_ptr_nonnull(lines);
 	a = request("honest", NULL, "POST", "/v1/blocks", recs,
 	    "-H 'Content-Type: application/x-ferry-puts'");
 	check_upload(&a, lines, 5, keys);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	ck_assert_uint_ge(mesh_stat(d[0], "intermediary.records_relayed"), 5);
 	ck_assert(mesh_wait_stat(d[0], "intermediary.relays_stored", 5, 10000));
 	c = dhtcheck_client(d[2]);
@@ -397,7 +260,7 @@ START_TEST(test_upload_get)
 		ck_assert_int_eq(a.status, 200);
 		ck_assert_uint_eq(a.body_len, 3000);
 		ck_assert_int_eq(memcmp(a.body, data + 3000 * i, 3000), 0);
-		answer_free(&a);
+		imdnet_answer_free(&a);
 	}
 	ferry_client_close(c);
 	/* A key nobody holds comes back not found, in the stream. */
@@ -406,8 +269,8 @@ START_TEST(test_upload_get)
 	keys[5][BASE32_LEN(32)] = '\0';
 	(void)snprintf(keysf, sizeof(keysf), "%s/keys", dir);
 	harness_output_free(&o);
-	o = sh("%s keys %s %s %s %s %s %s %s", TOOL, keysf, keys[0], keys[1],
-	    keys[2], keys[3], keys[4], keys[5]);
+	o = imdnet_sh("%s keys %s %s %s %s %s %s %s", TOOL, keysf, keys[0],
+	    keys[1], keys[2], keys[3], keys[4], keys[5]);
 	ck_assert_int_eq(o.status, 0);
 	a = request("honest", NULL, "POST", "/v1/fetch", keysf,
 	    "-H 'Content-Type: application/x-ferry-keys'");
@@ -438,12 +301,12 @@ START_TEST(test_upload_get)
 		off += 4 + rl;
 	}
 	ck_assert_uint_eq(off, a.body_len);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	/* The same upload chunked (a PUT again renews). */
 	a = request("honest", NULL, "POST", "/v1/blocks", recs,
 	    "-H 'Transfer-Encoding: chunked'");
 	check_upload(&a, lines, 5, NULL);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	harness_output_free(&o);
 	free(lines);
 	free(data);
@@ -457,18 +320,18 @@ START_TEST(test_upload_streamed)
 	char file[600], recs[600];
 	struct harness_output o;
 	unsigned long hwm0, hwm1;
-	struct answer a;
+	struct imdnet_answer a;
 	uint64_t waits = mesh_stat(d[0], "intermediary.in_flight_waits");
 
-	random_file("big", 4 << 20, file, sizeof(file));
+	imdnet_random_file(h, "big", 4 << 20, file, sizeof(file));
 	(void)snprintf(recs, sizeof(recs), "%s/big.rec", dir);
-	o = sh("%s put %s/streamer 16384 %s %s", TOOL, dir, file, recs);
+	o = imdnet_sh("%s put %s/streamer 16384 %s %s", TOOL, dir, file, recs);
 	ck_assert_int_eq(o.status, 0);
 	hwm0 = procstat_kib(d[0]->pid, "VmHWM");
 	a = request("streamer", NULL, "POST", "/v1/blocks", recs, NULL);
 	hwm1 = procstat_kib(d[0]->pid, "VmHWM");
 	check_upload(&a, o.out, 256, NULL);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	harness_output_free(&o);
 	ck_assert_uint_gt(mesh_stat(d[0], "intermediary.in_flight_waits"),
 	    waits);
@@ -477,35 +340,6 @@ START_TEST(test_upload_streamed)
 	    hwm0, hwm1);
 }
 END_TEST
-
-/* Checks one receipt entry of a GET /v1/receipts answer (at p): the
- * storing peer's signature over key, storer_pk, expiry and put_hash, for
- * a put_hash imd_sign printed (in lines). */
-static void
-check_receipt(const char *p, const char *lines)
-{
-	char k[64], hh[64], pk[64], sg[128], want[160];
-	uint8_t m[21 + 32 + 32 + 8 + 32], sig[64];
-	unsigned long long cur, expiry;
-
-	ck_assert_int_eq(sscanf(p,
-	                     "{\"cursor\": %llu, \"type\": \"receipt\", "
-	                     "\"key\": \"%63[0-9A-Z]\", \"put_hash\": "
-	                     "\"%63[0-9A-Z]\", \"storer\": \"%63[0-9A-Z]\", "
-	                     "\"expiry\": %llu, \"sig\": \"%127[0-9A-Z]\"}",
-	                     &cur, k, hh, pk, &expiry, sg),
-	    6);
-	(void)snprintf(want, sizeof(want), "%s %s\n", k, hh);
-	ck_assert_ptr_nonnull(strstr(lines, want));
-	memcpy(m, "ferry dht receipt v1", 21);
-	ck_assert_int_eq(base32_decode(k, strlen(k), m + 21, 32), 0);
-	ck_assert_int_eq(base32_decode(pk, strlen(pk), m + 53, 32), 0);
-	wire_put64(m + 85, expiry);
-	ck_assert_int_eq(base32_decode(hh, strlen(hh), m + 93, 32), 0);
-	ck_assert_int_eq(base32_decode(sg, strlen(sg), sig, 64), 0);
-	ck_assert_int_eq(crypto_sign_verify_detached(sig, m, sizeof(m), m + 53),
-	    0);
-}
 
 static unsigned
 count(const char *s, const char *needle)
@@ -527,18 +361,18 @@ START_TEST(test_receipts)
 	uint64_t pushed = mesh_stat(d[0], "intermediary.queue_pushed"), t0;
 	unsigned long long cur = 0;
 	struct harness_output o;
-	struct answer a;
+	struct imdnet_answer a;
 	const char *p;
 
-	random_file("three", 3 * 2000, file, sizeof(file));
+	imdnet_random_file(h, "three", 3 * 2000, file, sizeof(file));
 	(void)snprintf(recs, sizeof(recs), "%s/three.rec", dir);
-	o = sh("%s put %s/receiver 2000 %s %s", TOOL, dir, file, recs);
+	o = imdnet_sh("%s put %s/receiver 2000 %s %s", TOOL, dir, file, recs);
 	ck_assert_int_eq(o.status, 0);
 	lines = strdup(o.out);
 	harness_output_free(&o);
 	a = request("receiver", NULL, "POST", "/v1/blocks", recs, NULL);
 	check_upload(&a, lines, 3, NULL);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	ck_assert(mesh_wait_stat(d[0], "intermediary.queue_pushed", pushed + 12,
 	    15000));
 	a = request("receiver", NULL, "GET", "/v1/receipts?after=0&max=1000",
@@ -553,16 +387,16 @@ START_TEST(test_receipts)
 	     p != NULL; p = strstr(p + 1, "{\"cursor\": "))
 		if (strncmp(strstr(p, "\"type\""), "\"type\": \"receipt\"",
 		        17) == 0)
-			check_receipt(p, lines);
+			imdnet_check_receipt(p, lines);
 	ck_assert_int_eq(sscanf(a.body, "{\"cursor\": %llu", &cur), 1);
 	ck_assert_uint_ge(cur, 12);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	/* max=5 answers five and says more wait. */
 	a = request("receiver", NULL, "GET", "/v1/receipts?max=5", NULL, NULL);
 	ck_assert_int_eq(a.status, 200);
 	ck_assert_uint_eq(count(a.body, "{\"cursor\": "), 6);
 	ck_assert_ptr_nonnull(strstr(a.body, "\"more\": true"));
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	/* Acknowledged: nothing more, after a wait of 1 s. */
 	(void)snprintf(target, sizeof(target), "/v1/receipts?after=%llu&wait=1",
 	    cur);
@@ -571,7 +405,7 @@ START_TEST(test_receipts)
 	ck_assert_int_eq(a.status, 200);
 	ck_assert_ptr_nonnull(strstr(a.body, "\"entries\": []"));
 	ck_assert_uint_ge(harness_now_ms() - t0, 900);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	(void)snprintf(target, sizeof(target), "/v1/receipts?after=%llu",
 	    cur + 100);
 	a = request("receiver", NULL, "GET", target, NULL, NULL);
@@ -589,12 +423,12 @@ START_TEST(test_refusals)
 	char file[600], recs[600], bad[600], nonce[BASE32_LEN(16) + 1];
 	uint8_t nb[16];
 	struct harness_output o;
-	struct answer a;
+	struct imdnet_answer a;
 	int limited = 0;
 
-	random_file("two", 2 * 1000, file, sizeof(file));
+	imdnet_random_file(h, "two", 2 * 1000, file, sizeof(file));
 	(void)snprintf(recs, sizeof(recs), "%s/two.rec", dir);
-	o = sh("%s put %s/tester 1000 %s %s", TOOL, dir, file, recs);
+	o = imdnet_sh("%s put %s/tester 1000 %s %s", TOOL, dir, file, recs);
 	ck_assert_int_eq(o.status, 0);
 	harness_output_free(&o);
 	a = request(NULL, NULL, "POST", "/v1/blocks", recs, NULL);
@@ -617,17 +451,18 @@ START_TEST(test_refusals)
 		(void)snprintf(args, sizeof(args), "+0 %s", nonce);
 		a = request("tester", args, "POST", "/v1/blocks", recs, NULL);
 		ck_assert_int_eq(a.status, 200);
-		answer_free(&a);
+		imdnet_answer_free(&a);
 		a = request("tester", args, "POST", "/v1/blocks", recs, NULL);
 		expect_refusal(a, 401, "replayed", "intermediary.replayed", 0);
 	}
 	/* Over MAX_REQUEST_BYTES (8 MiB): refused from its Content-Length. */
-	random_file("huge", 9 << 20, bad, sizeof(bad));
+	imdnet_random_file(h, "huge", 9 << 20, bad, sizeof(bad));
 	a = request("tester", NULL, "POST", "/v1/blocks", bad, NULL);
 	expect_refusal(a, 413, "too-large", "intermediary.too_large", 0);
 	/* Not records: a len under 75. */
-	random_file("junk", 100, bad, sizeof(bad));
-	o = sh("printf '\\000\\000\\000\\010' | cat - %s > %s.x", bad, bad);
+	imdnet_random_file(h, "junk", 100, bad, sizeof(bad));
+	o = imdnet_sh("printf '\\000\\000\\000\\010' | cat - %s > %s.x", bad,
+	    bad);
 	harness_output_free(&o);
 	(void)strcat(bad, ".x");
 	a = request("tester", NULL, "POST", "/v1/blocks", bad, NULL);
@@ -635,13 +470,14 @@ START_TEST(test_refusals)
 	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 0}"));
 	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
 	/* A record with a spoiled signature is refused alone. */
-	o = sh("%s put %s/tester 1000 %s %s 3 +3600 1", TOOL, dir, file, recs);
+	o = imdnet_sh("%s put %s/tester 1000 %s %s 3 +3600 1", TOOL, dir, file,
+	    recs);
 	harness_output_free(&o);
 	a = request("tester", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_int_eq(a.status, 200);
 	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 1, \"refused\": 1"));
 	ck_assert_ptr_nonnull(strstr(a.body, "\"status\": \"bad-signature\""));
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	ck_assert_uint_ge(mesh_stat(d[0], "intermediary.records_refused"), 1);
 	/* Over CLIENT_RATE (5 a second, bursts of 10): 20 requests signed
 	 * first, then sent by one curl on one connection, so that they come
@@ -662,8 +498,8 @@ START_TEST(test_refusals)
 	}
 	ck_assert(limited);
 	/* Over CLIENT_QUOTA (6 MiB a day): the records before it stay. */
-	random_file("seven", 7 << 20, file, sizeof(file));
-	o = sh("%s put %s/hog 1048576 %s %s", TOOL, dir, file, recs);
+	imdnet_random_file(h, "seven", 7 << 20, file, sizeof(file));
+	o = imdnet_sh("%s put %s/hog 1048576 %s %s", TOOL, dir, file, recs);
 	harness_output_free(&o);
 	a = request("hog", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_ptr_nonnull(strstr(a.body, "the 6 records before it"));
@@ -671,19 +507,20 @@ START_TEST(test_refusals)
 	expect_refusal(a, 403, "quota", "intermediary.quota", 0);
 	/* More than 4096 records (refused alone: replication 0) in one
 	 * request. */
-	random_file("many", 4097, file, sizeof(file));
-	o = sh("%s put %s/many 1 %s %s 0 >/dev/null", TOOL, dir, file, recs);
+	imdnet_random_file(h, "many", 4097, file, sizeof(file));
+	o = imdnet_sh("%s put %s/many 1 %s %s 0 >/dev/null", TOOL, dir, file,
+	    recs);
 	harness_output_free(&o);
 	a = request("many", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_ptr_nonnull(strstr(a.body, "more than 4096 records"));
 	expect_refusal(a, 413, "too-large", "intermediary.too_large", 1);
 	/* After all that, an honest client. */
-	o = sh("%s put %s/later 1000 %s/two %s", TOOL, dir, dir, recs);
+	o = imdnet_sh("%s put %s/later 1000 %s/two %s", TOOL, dir, dir, recs);
 	harness_output_free(&o);
 	a = request("later", NULL, "POST", "/v1/blocks", recs, NULL);
 	ck_assert_int_eq(a.status, 200);
 	ck_assert_ptr_nonnull(strstr(a.body, "\"relayed\": 2, \"refused\": 0"));
-	answer_free(&a);
+	imdnet_answer_free(&a);
 }
 END_TEST
 
@@ -724,7 +561,7 @@ START_TEST(test_slowloris)
 	uint64_t slow = mesh_stat(d[0], "intermediary.slow"), t0;
 	char buf[4096];
 	size_t got = 0;
-	struct answer a;
+	struct imdnet_answer a;
 	SSL *ssl;
 	int n;
 
@@ -744,7 +581,7 @@ START_TEST(test_slowloris)
 			a = request(NULL, NULL, "GET", "/v1/intermediaries",
 			    NULL, NULL);
 			ck_assert_int_eq(a.status, 200);
-			answer_free(&a);
+			imdnet_answer_free(&a);
 		}
 	}
 	while ((n = SSL_read(ssl, buf + got, (int)(sizeof(buf) - 1 - got))) > 0)
@@ -807,7 +644,7 @@ START_TEST(test_max_connections)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	SSL *open_[6];
-	struct answer a;
+	struct imdnet_answer a;
 
 	for (int i = 0; i < 6; i++)
 		open_[i] = tls_open(ctx);
@@ -820,7 +657,7 @@ START_TEST(test_max_connections)
 	harness_sleep_ms(200);
 	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
 	ck_assert_int_eq(a.status, 200);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	SSL_CTX_free(ctx);
 }
 END_TEST
@@ -828,17 +665,17 @@ END_TEST
 START_TEST(test_tls12_refused)
 {
 	uint64_t before = mesh_stat(d[0], "intermediary.tls_failed");
-	struct answer a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL,
-	    "--tls-max 1.2");
+	struct imdnet_answer a = request(NULL, NULL, "GET",
+	    "/v1/intermediaries", NULL, "--tls-max 1.2");
 
 	ck_assert_int_eq(a.status, 0);
 	ck_assert_int_ne(a.curl_exit, 0);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	ck_assert(
 	    mesh_wait_stat(d[0], "intermediary.tls_failed", before + 1, 5000));
 	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, "--tlsv1.3");
 	ck_assert_int_eq(a.status, 200);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 }
 END_TEST
 
@@ -853,7 +690,7 @@ START_TEST(test_counters_documented)
 
 	(void)snprintf(path, sizeof(path), "%s/man/ferry-intermediary.7",
 	    FERRY_SOURCE_DIR);
-	man = read_file(path, NULL);
+	man = imdnet_read_file(path, NULL);
 	ck_assert_int_eq(harness_daemon_client(d[0], &c), 0);
 	ck_assert_int_eq(ferry_stats(c, &st, &n), 0);
 	for (size_t i = 0; i < n; i++) {
@@ -911,7 +748,7 @@ START_TEST(test_malformed_http)
 	uint64_t before = mesh_stat(d[0], "intermediary.malformed");
 	uint64_t large = mesh_stat(d[0], "intermediary.too_large");
 	static char buf[16384], big[12000];
-	struct answer a;
+	struct imdnet_answer a;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		raw_exchange(bad[i], strlen(bad[i]), buf, sizeof(buf));
@@ -960,7 +797,7 @@ END_TEST
 START_TEST(test_reload)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-	struct answer a;
+	struct imdnet_answer a;
 	SSL *s1, *s2;
 
 	ck_assert_int_eq(harness_daemon_config(d[0],
@@ -972,7 +809,7 @@ START_TEST(test_reload)
 	harness_sleep_ms(100);
 	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
 	ck_assert_int_eq(a.status, 503);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	tls_close(s1);
 	tls_close(s2);
 	ck_assert_int_eq(harness_daemon_config(d[0],
@@ -982,7 +819,7 @@ START_TEST(test_reload)
 	harness_sleep_ms(200);
 	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
 	ck_assert_int_eq(a.status, 200);
-	answer_free(&a);
+	imdnet_answer_free(&a);
 	SSL_CTX_free(ctx);
 }
 END_TEST

@@ -18,7 +18,6 @@
 /* ctest: TIMEOUT=300 */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,71 +27,22 @@
 #include <check.h>
 #include <sodium.h>
 
-#include "dhtcheck.h"
 #include "harness.h"
+#include "imdnet.h"
 #include "mesh.h"
 
 #define N 4
-#define DHT_CFG                                                                \
-	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"               \
-	"PER_NETWORK = 0\n"
 
 static struct harness *h;
 static struct harness_daemon *d[N];
 static char dir[512], cert[600], url[64], client[600];
-
-static struct harness_output sh(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* Runs a shell command; its output. */
-static struct harness_output
-sh(const char *fmt, ...)
-{
-	struct harness_output o;
-	char cmd[4096];
-	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	va_list ap;
-
-	va_start(ap, fmt);
-	ck_assert_int_lt(vsnprintf(cmd, sizeof(cmd), fmt, ap), sizeof(cmd));
-	va_end(ap);
-	ck_assert_int_eq(harness_run(argv, NULL, 120000, &o), 0);
-	return o;
-}
 
 /* ferry remote OP ARGS with the client's directory and the test's CA;
  * out and err kept in the returned output. */
 static struct harness_output
 remote(const char *args)
 {
-	return sh("%s remote %s --config-dir %s --cacert %s",
-	    harness_cli_path(), args, client, cert);
-}
-
-/* A random file of len bytes at dir/name; its path in path. */
-static void
-random_file(const char *name, size_t len, char *path, size_t size)
-{
-	uint8_t *data = malloc(len);
-	FILE *f;
-
-	(void)snprintf(path, size, "%s/%s", dir, name);
-	ck_assert_ptr_nonnull(data);
-	randombytes_buf(data, len);
-	f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-	free(data);
-}
-
-static void
-same_files(const char *a, const char *b)
-{
-	struct harness_output o = sh("cmp %s %s", a, b);
-
-	ck_assert_msg(o.status == 0, "%s and %s differ: %s", a, b, o.out);
-	harness_output_free(&o);
+	return imdnet_remote(client, cert, args);
 }
 
 /* The client's convergence secret, made here (0600 in a 0700 directory)
@@ -117,56 +67,18 @@ client_secret(void)
 static void
 setup(void)
 {
-	struct harness_output o;
-	uint16_t port;
-	uint64_t end;
-	char *uri;
-
 	ck_assert_int_eq(harness_new("remote", &h), 0);
 	(void)snprintf(dir, sizeof(dir), "%s", harness_dir(h));
-	(void)snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
 	client_secret();
-	for (int i = 0; i < N; i++) {
-		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
-		ck_assert_int_eq(harness_daemon_transports(d[i], "udp"), 0);
-		ck_assert_int_eq(harness_daemon_config(d[i], "%s", DHT_CFG), 0);
-	}
-	ck_assert_int_eq(harness_free_port_at(d[0]->ip, &port), 0);
-	(void)snprintf(url, sizeof(url), "https://%s:%u", d[0]->ip, port);
-	o = sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-	       "-nodes -days 2 -subj /CN=%s -addext subjectAltName=IP:%s "
-	       "-keyout %s/key.pem -out %s 2>&1",
-	    d[0]->ip, d[0]->ip, dir, cert);
-	ck_assert_msg(o.status == 0, "openssl: %s", o.out);
-	harness_output_free(&o);
-	ck_assert_int_eq(harness_daemon_config(d[0],
-	                     "[intermediary]\nLISTEN = %s:%u\n"
-	                     "CERTIFICATE = %s\nPRIVATE_KEY = %s/key.pem\n",
-	                     d[0]->ip, port, cert, dir),
-	    0);
+	imdnet_daemons(h, d, N);
+	imdnet_cert(h, d, 1, cert, sizeof(cert));
+	imdnet_listen(h, d[0], cert, url, sizeof(url));
 	/* d3 shares the thin client's convergence secret. */
 	ck_assert_int_eq(
 	    harness_daemon_config(d[3],
 	        "[storage]\nSHARED_SECRET_FILE = %s/convergence.key\n", client),
 	    0);
-	ck_assert_int_eq(harness_daemon_start_ready(d[0]), 0);
-	uri = mesh_hello(d[0]);
-	for (int i = 1; i < N; i++) {
-		ck_assert_int_eq(harness_daemon_config(d[i],
-		                     "[core]\nBOOTSTRAP = %s\n", uri),
-		    0);
-		ck_assert_int_eq(harness_daemon_start_ready(d[i]), 0);
-	}
-	free(uri);
-	end = harness_now_ms() + 30000;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%d's table is not full", i);
-			}
-			harness_sleep_ms(100);
-		}
+	imdnet_start(h, d, N);
 }
 
 static void
@@ -176,13 +88,6 @@ teardown(void)
 	h = NULL;
 }
 
-/* The first line of out, into buf. */
-static void
-first_line(const char *out, char *buf, size_t size)
-{
-	(void)snprintf(buf, size, "%.*s", (int)strcspn(out, "\n"), out);
-}
-
 START_TEST(test_put_get)
 {
 	char file[600], got[600], uri[256], uri2[256], args[2048], path[700];
@@ -190,14 +95,14 @@ START_TEST(test_put_get)
 	uint64_t conns;
 	struct stat st;
 
-	random_file("one.bin", 1500000, file, sizeof(file));
+	imdnet_random_file(h, "one.bin", 1500000, file, sizeof(file));
 	(void)snprintf(args, sizeof(args),
 	    "put --intermediary https://127.0.0.1:1 --intermediary %s %s", url,
 	    file);
 	o = remote(args);
 	ck_assert_msg(o.status == 0, "ferry remote put: %d %s", o.status,
 	    o.err);
-	first_line(o.out, uri, sizeof(uri));
+	imdnet_first_line(o.out, uri, sizeof(uri));
 	ck_assert_msg(strncmp(uri, "ferry:f1.1500000.", 17) == 0, "%s", uri);
 	/* The unreachable one was said, passed over, not found bad. */
 	ck_assert_msg(strstr(o.err, "127.0.0.1:1") != NULL, "%s", o.err);
@@ -214,7 +119,7 @@ START_TEST(test_put_get)
 	    0);
 	ck_assert_msg(o.status == 0, "ferry get: %d %s", o.status, o.err);
 	harness_output_free(&o);
-	same_files(file, got);
+	imdnet_same_files(file, got);
 	/* The thin client gets it through the intermediary, its requests
 	 * (the list, then a fetch per batch) on one connection. */
 	(void)snprintf(got, sizeof(got), "%s/got-remote.bin", dir);
@@ -225,13 +130,13 @@ START_TEST(test_put_get)
 	ck_assert_msg(o.status == 0, "ferry remote get: %d %s", o.status,
 	    o.err);
 	harness_output_free(&o);
-	same_files(file, got);
+	imdnet_same_files(file, got);
 	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.connections"),
 	    conns + 1);
 	/* One encoding: a full peer with the same secret, the same URI. */
 	ck_assert_int_eq(harness_run_cli(d[3], &o, "put", file, NULL), 0);
 	ck_assert_msg(o.status == 0, "ferry put: %d %s", o.status, o.err);
-	first_line(o.out, uri2, sizeof(uri2));
+	imdnet_first_line(o.out, uri2, sizeof(uri2));
 	harness_output_free(&o);
 	ck_assert_str_eq(uri, uri2);
 	/* The put took its receipts: the queue is empty. */
@@ -254,7 +159,7 @@ START_TEST(test_known_and_json)
 	char file[600], args[1024];
 	struct harness_output o;
 
-	random_file("two.bin", 300000, file, sizeof(file));
+	imdnet_random_file(h, "two.bin", 300000, file, sizeof(file));
 	(void)snprintf(args, sizeof(args), "intermediaries --intermediary %s",
 	    url);
 	o = remote(args);
@@ -264,7 +169,7 @@ START_TEST(test_known_and_json)
 	    "%s", o.out);
 	harness_output_free(&o);
 	(void)snprintf(args, sizeof(args), "put %s", file);
-	o = sh("%s --json remote %s --config-dir %s --cacert %s",
+	o = imdnet_sh("%s --json remote %s --config-dir %s --cacert %s",
 	    harness_cli_path(), args, client, cert);
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	ck_assert_msg(strstr(o.out, "{\"event\":\"done\"") != NULL &&
@@ -273,7 +178,7 @@ START_TEST(test_known_and_json)
 	harness_output_free(&o);
 	/* Every block to be fetched back through another intermediary,
 	 * and there is none: status 9, said, no URI. */
-	random_file("three.bin", 300000, file, sizeof(file));
+	imdnet_random_file(h, "three.bin", 300000, file, sizeof(file));
 	(void)snprintf(args, sizeof(args), "put --verify all %s", file);
 	o = remote(args);
 	ck_assert_msg(o.status == 9, "%d %s", o.status, o.err);
@@ -284,7 +189,7 @@ START_TEST(test_known_and_json)
 	/* A cursor the intermediary never gave (its queue lost): said, and
 	 * the queue taken from the start. */
 	(void)snprintf(args, sizeof(args), "%s/cursors", client);
-	o = sh("echo '%s 1000000' > %s", d[0]->id_str, args);
+	o = imdnet_sh("echo '%s 1000000' > %s", d[0]->id_str, args);
 	harness_output_free(&o);
 	o = remote("receipts");
 	ck_assert_msg(o.status == 0, "%s", o.err);

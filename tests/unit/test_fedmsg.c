@@ -86,8 +86,8 @@ END_TEST
 
 START_TEST(test_entries)
 {
-	uint8_t m[FEDMSG_ENTRIES_SIZE_MAX], client[AUTH_KEY_LEN];
-	uint8_t c[AUTH_KEY_LEN] = { 9 };
+	uint8_t m[FEDMSG_ENTRIES_SIZE_MAX], client[IMDWIRE_KEY_LEN];
+	uint8_t c[IMDWIRE_KEY_LEN] = { 9 };
 	struct rqueue_entry e[FEDMSG_ENTRIES_MAX], back[FEDMSG_ENTRIES_MAX];
 	size_t len, n;
 

@@ -38,7 +38,7 @@
 #include "core/rx.h"
 #include "core/sendq.h"
 #include "dht/dhtmsg.h"
-#include "intermediary/auth.h"
+#include "intermediary/imdwire.h"
 #include "intermediary/fedmsg.h"
 #include "unit.h"
 #include "vector_page.h"
@@ -777,8 +777,8 @@ START_TEST(test_dht_put_receipt)
 	buf_reset(&out);
 	ck_assert_int_eq(dhtmsg_ans_encode(&rcpt, &out), 0);
 	check_vector("dht_receipt_b", buf_head(&out), buf_size(&out));
-	ck_assert_int_eq(dhtmsg_receipt_verify(&rcpt.key, &rcpt.responder,
-	                     hash, &rcpt.receipt),
+	ck_assert_int_eq(dhtmsg_receipt_verify(&rcpt.key, &rcpt.responder, hash,
+	                     &rcpt.receipt),
 	    0);
 	/* B over its REQUEST_RATE for A: FAIL 4, straight to A. */
 	memset(&fail, 0, sizeof(fail));
@@ -882,7 +882,7 @@ START_TEST(test_imd_federation)
 	static const char target[] = "/v1/receipts?after=0&wait=30";
 	uint8_t topic[32], msg[FEDMSG_ENTRIES_SIZE_MAX], signed_[128], *q;
 	struct rqueue_entry e[1], back[FEDMSG_ENTRIES_MAX];
-	uint8_t client[AUTH_KEY_LEN];
+	uint8_t client[IMDWIRE_KEY_LEN];
 	struct fedmsg_announce an;
 	struct fedmsg_here here, hb;
 	struct fedmsg_ack ack, ab;
@@ -899,30 +899,30 @@ START_TEST(test_imd_federation)
 	ck_assert_str_eq(an.url, "https://a.example");
 
 	memset(&here, 0, sizeof(here));
-	memcpy(here.auth.client, id_a->pk, AUTH_KEY_LEN);
+	memcpy(here.auth.client, id_a->pk, IMDWIRE_KEY_LEN);
 	here.auth.time = NOW_S;
-	for (int i = 0; i < AUTH_NONCE_LEN; i++)
+	for (int i = 0; i < IMDWIRE_NONCE_LEN; i++)
 		here.auth.nonce[i] = (uint8_t)i;
 	memcpy(here.target, target, sizeof(target));
 	q = signed_;
-	memcpy(q, id_b->id.bytes, AUTH_ID_LEN);
-	q += AUTH_ID_LEN;
+	memcpy(q, id_b->id.bytes, IMDWIRE_ID_LEN);
+	q += IMDWIRE_ID_LEN;
 	memcpy(q, "GET", 4);
 	q += 4;
 	memcpy(q, target, sizeof(target));
 	q += sizeof(target);
 	wire_put64(q, here.auth.time);
-	memcpy(q + 8, here.auth.nonce, AUTH_NONCE_LEN);
-	q += 8 + AUTH_NONCE_LEN;
-	identity_sign(id_a, AUTH_PREFIX, signed_, (size_t)(q - signed_),
+	memcpy(q + 8, here.auth.nonce, IMDWIRE_NONCE_LEN);
+	q += 8 + IMDWIRE_NONCE_LEN;
+	identity_sign(id_a, IMDWIRE_AUTH_PREFIX, signed_, (size_t)(q - signed_),
 	    here.auth.sig);
 	len = fedmsg_here_encode(&here, msg);
 	check_vector("imd_here_b", msg, len);
 	ck_assert_int_eq(fedmsg_here_decode(msg, len, &hb), 0);
-	ck_assert_int_eq(auth_verify(&hb.auth, id_b->id.bytes, "GET",
+	ck_assert_int_eq(imdwire_auth_verify(&hb.auth, id_b->id.bytes, "GET",
 	                     hb.target),
 	    0);
-	ck_assert_int_eq(auth_verify(&hb.auth, id_a->id.bytes, "GET",
+	ck_assert_int_eq(imdwire_auth_verify(&hb.auth, id_a->id.bytes, "GET",
 	                     hb.target),
 	    -EBADMSG);
 
@@ -937,12 +937,12 @@ START_TEST(test_imd_federation)
 	check_vector("imd_entries_a", msg, len);
 	ck_assert_int_eq(fedmsg_entries_decode(msg, len, client, back, &n), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_mem_eq(client, id_a->pk, AUTH_KEY_LEN);
+	ck_assert_mem_eq(client, id_a->pk, IMDWIRE_KEY_LEN);
 	ck_assert_mem_eq(&back[0].receipt, &e[0].receipt, sizeof(e[0].receipt));
 
 	memset(&ack, 0, sizeof(ack));
 	ack.status = FEDMSG_ACK_HELD;
-	memcpy(ack.client, id_a->pk, AUTH_KEY_LEN);
+	memcpy(ack.client, id_a->pk, IMDWIRE_KEY_LEN);
 	ack.cursor = 1;
 	fedmsg_ack_encode(&ack, msg);
 	check_vector("imd_ack_b", msg, FEDMSG_ACK_LEN);

@@ -228,6 +228,15 @@ t_take(struct rqueue *q, const uint8_t *client, uint64_t after, unsigned max,
 	ck_assert_int_eq(g->calls, 1);
 }
 
+/* t_take(), which must give n entries. */
+static void
+t_take_n(struct rqueue *q, const uint8_t *client, uint64_t after, unsigned max,
+    unsigned n, struct t_got *g)
+{
+	t_take(q, client, after, max, g);
+	ck_assert_uint_eq(g->n, n);
+}
+
 static void
 t_assert_receipt(const struct rqueue_entry *got, uint8_t seed, uint64_t cursor)
 {
@@ -274,20 +283,17 @@ START_TEST(test_push_take_ack)
 	ck_assert_uint_eq(g.e[0].queued, T_NOW);
 
 	/* The answer was lost: the same cursor brings the same entries. */
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 0, 10, 3, &g);
 	ck_assert_uint_eq(g.e[0].cursor, 1);
 	/* Part acknowledged: only what follows comes again. */
-	t_take(q, client_a, 2, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 2, 10, 1, &g);
 	ck_assert_uint_eq(g.e[0].cursor, 3);
 	ck_assert_uint_eq(t_ctr(q, "queue_acked"), 2);
 	/* All acknowledged: never sent again. */
 	t_take(q, client_a, 3, 10, &g);
 	ck_assert_int_eq(g.status, 0);
 	ck_assert_uint_eq(g.n, 0);
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 0);
+	t_take_n(q, client_a, 0, 10, 0, &g);
 	ck_assert_uint_eq(t_ctr(q, "queue_acked"), 3);
 	ck_assert_uint_eq(t_ctr(q, "queue_entries"), 0);
 	ck_assert_uint_eq(t_ctr(q, "queue_delivered"), 7);
@@ -295,12 +301,10 @@ START_TEST(test_push_take_ack)
 	/* Cursors go on from the last one given, per client. */
 	t_push_receipts(q, client_a, 4, 2);
 	t_push_receipts(q, client_b, 9, 1);
-	t_take(q, client_a, 3, 10, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 3, 10, 2, &g);
 	t_assert_receipt(&g.e[0], 4, 4);
 	t_assert_receipt(&g.e[1], 5, 5);
-	t_take(q, client_b, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_b, 0, 10, 1, &g);
 	t_assert_receipt(&g.e[0], 9, 1);
 	rqueue_free(q);
 }
@@ -312,16 +316,13 @@ START_TEST(test_take_max_and_more)
 	struct t_got g;
 
 	t_push_receipts(q, client_a, 1, 5);
-	t_take(q, client_a, 0, 2, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 0, 2, 2, &g);
 	ck_assert(g.more);
 	ck_assert_uint_eq(g.e[1].cursor, 2);
-	t_take(q, client_a, 2, 2, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 2, 2, 2, &g);
 	ck_assert(g.more);
 	ck_assert_uint_eq(g.e[0].cursor, 3);
-	t_take(q, client_a, 4, 2, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 4, 2, 1, &g);
 	ck_assert(!g.more);
 	ck_assert_uint_eq(g.e[0].cursor, 5);
 	rqueue_free(q);
@@ -491,8 +492,7 @@ START_TEST(test_cancel)
 	t_run_for(100);
 	ck_assert_int_eq(g1.calls, 0);
 	ck_assert_int_eq(g2.calls, 0);
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 0, 10, 1, &g);
 	ck_assert_uint_eq(g.e[0].cursor, 2);
 	rqueue_free(q);
 	ck_assert_int_eq(g1.calls, 0);
@@ -511,8 +511,7 @@ START_TEST(test_restart)
 	struct t_got g, gw = { 0 };
 
 	t_push_receipts(q, client_a, 1, 3);
-	t_take(q, client_a, 1, 10, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 1, 10, 2, &g);
 	t_receipt(&e, 4);
 	ck_assert_int_eq(rqueue_push(q, client_a, &e, 1, t_on_done, &d), 0);
 	ck_assert_int_eq(rqueue_take(q, client_b, 0, 10, 10000000, t_on_got,
@@ -526,19 +525,16 @@ START_TEST(test_restart)
 
 	q = t_open();
 	ck_assert_uint_eq(t_ctr(q, "queue_entries"), 3);
-	t_take(q, client_a, 1, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 1, 10, 3, &g);
 	t_assert_receipt(&g.e[0], 2, 2);
 	t_assert_receipt(&g.e[1], 3, 3);
 	t_assert_receipt(&g.e[2], 4, 4);
-	t_take(q, client_a, 4, 10, &g);
-	ck_assert_uint_eq(g.n, 0);
+	t_take_n(q, client_a, 4, 10, 0, &g);
 	rqueue_free(q);
 
 	q = t_open();
 	t_push_receipts(q, client_a, 5, 1);
-	t_take(q, client_a, 4, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 4, 10, 1, &g);
 	t_assert_receipt(&g.e[0], 5, 5);
 	rqueue_free(q);
 }
@@ -588,8 +584,7 @@ START_TEST(test_expiry)
 	t_expire(q);
 	ck_assert_uint_eq(t_ctr(q, "queue_expired"), 2);
 	ck_assert_uint_eq(t_ctr(q, "queue_entries"), 1);
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 0, 10, 1, &g);
 	t_assert_receipt(&g.e[0], 3, 3);
 	/* Both idle past RECEIPT_KEEP: their rows go; the cursors they
 	 * were given are kept by the floor, so a client coming back never
@@ -604,11 +599,9 @@ START_TEST(test_expiry)
 	q = t_open();
 	t_push_receipts(q, client_a, 8, 1);
 	t_push_receipts(q, client_b, 9, 1);
-	t_take(q, client_a, 3, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 3, 10, 1, &g);
 	t_assert_receipt(&g.e[0], 8, 4);
-	t_take(q, client_b, 3, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_b, 3, 10, 1, &g);
 	t_assert_receipt(&g.e[0], 9, 4);
 	rqueue_free(q);
 }
@@ -631,14 +624,12 @@ START_TEST(test_bound_per_client)
 	ck_assert_int_eq(t_push(q, client_a, e, 1), 0);
 	ck_assert_int_eq(t_push(q, client_a, e, 1), -ENOSPC);
 	/* All or none: the refused pushes left nothing. */
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 0, 10, 3, &g);
 	ck_assert_uint_eq(g.e[2].cursor, 3);
 	/* Acknowledged entries make room. */
 	t_take(q, client_a, 2, 10, &g);
 	ck_assert_int_eq(t_push(q, client_a, e, 2), 0);
-	t_take(q, client_a, 2, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 2, 10, 3, &g);
 	ck_assert_uint_eq(g.e[2].cursor, 5);
 	ck_assert_uint_eq(t_ctr(q, "queue_refused"), 2);
 	rqueue_free(q);
@@ -671,8 +662,7 @@ START_TEST(test_many_pushes)
 	for (int i = 0; i < 200; i++)
 		ck_assert_int_eq(d[i].status, 0);
 	ck_assert_uint_lt(t_ctr(q, "queue_commits"), 200);
-	t_take(q, client_a, 195, 10, &g);
-	ck_assert_uint_eq(g.n, 5);
+	t_take_n(q, client_a, 195, 10, 5, &g);
 	t_assert_receipt(&g.e[4], 199, 200);
 	rqueue_free(q);
 }
@@ -723,8 +713,7 @@ START_TEST(test_write_error_recovers)
 	ck_assert(unit_log_has(&logbuf, "takes them again"));
 	/* The failed acknowledgement deleted nothing; the failed push
 	 * used no cursor. */
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 0, 10, 3, &g);
 	t_assert_receipt(&g.e[2], 3, 3);
 	rqueue_free(q);
 }
@@ -788,8 +777,7 @@ START_TEST(test_push_from_dedup)
 	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), 0);
 	ck_assert_uint_eq(t_ctr(q, "queue_pushed"), 3);
 	ck_assert_uint_eq(t_ctr(q, "queue_duplicate"), 3);
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 0, 10, 3, &g);
 	t_assert_receipt(&g.e[0], 10, 1); /* this queue's cursors */
 	t_assert_receipt(&g.e[2], 12, 3);
 	t_take(q, client_a, 3, 10, &g); /* taken and acknowledged */
@@ -804,13 +792,11 @@ START_TEST(test_push_from_dedup)
 	ck_assert_uint_eq(t_ctr(q, "queue_duplicate"), 4);
 	ck_assert_int_eq(t_push_from(q, client_a, origin_y, e, 2), 0);
 	ck_assert_int_eq(t_push_from(q, client_b, origin_x, e, 1), 0);
-	t_take(q, client_a, 3, 10, &g);
-	ck_assert_uint_eq(g.n, 3);
+	t_take_n(q, client_a, 3, 10, 3, &g);
 	t_assert_receipt(&g.e[0], 13, 4);
 	t_assert_receipt(&g.e[1], 10, 5);
 	t_assert_receipt(&g.e[2], 11, 6);
-	t_take(q, client_b, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_b, 0, 10, 1, &g);
 	/* Cursors out of order, or 0, are refused. */
 	e[1].cursor = e[0].cursor;
 	ck_assert_int_eq(rqueue_push_from(q, client_a, origin_x, e, 2,
@@ -840,11 +826,9 @@ START_TEST(test_push_from_refused)
 	t_push_receipts(q, client_a, 1, 1);
 	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), -ENOSPC);
 	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 1), 0);
-	t_take(q, client_a, 2, 10, &g);
-	ck_assert_uint_eq(g.n, 0);
+	t_take_n(q, client_a, 2, 10, 0, &g);
 	ck_assert_int_eq(t_push_from(q, client_a, origin_x, e, 3), 0);
-	t_take(q, client_a, 2, 10, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 2, 10, 2, &g);
 	t_assert_receipt(&g.e[0], 21, 3);
 	rqueue_free(q);
 }
@@ -862,8 +846,7 @@ START_TEST(test_upgrade_v1)
 	t_make_sqlite("DROP TABLE origins; PRAGMA user_version=1;");
 	q = t_open();
 	ck_assert(unit_log_has(&logbuf, "upgraded to schema version 2"));
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 0, 10, 2, &g);
 	rqueue_free(q);
 	ck_assert_int_eq(t_db_int("PRAGMA user_version"), 2);
 	ck_assert_int_eq(t_db_int("SELECT count(*) FROM origins"), 0);
@@ -943,11 +926,9 @@ START_TEST(test_damaged_entry)
 	ck_assert(unit_log_has(&logbuf, "damaged entries"));
 	ck_assert_uint_eq(t_ctr(q, "queue_damaged"), 1);
 	/* more counts only what can be answered. */
-	t_take(q, client_a, 0, 1, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 0, 1, 1, &g);
 	ck_assert(g.more);
-	t_take(q, client_a, 1, 1, &g);
-	ck_assert_uint_eq(g.n, 1);
+	t_take_n(q, client_a, 1, 1, 1, &g);
 	ck_assert(!g.more);
 	t_assert_receipt(&g.e[0], 3, 3);
 	t_take(q, client_a, 3, 10, &g);
@@ -1034,8 +1015,7 @@ START_TEST(test_read_only)
 	}
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	q = t_open();
-	t_take(q, client_a, 0, 10, &g);
-	ck_assert_uint_eq(g.n, 2);
+	t_take_n(q, client_a, 0, 10, 2, &g);
 	rqueue_free(q);
 }
 END_TEST
