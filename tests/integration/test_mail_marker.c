@@ -320,28 +320,45 @@ START_TEST(test_mail_marker)
 	o.out[strcspn(o.out, "\n")] = '\0';
 	uri = strdup(o.out);
 	harness_output_free(&o);
-	/* Once in a CI run (of many) the get's first ask for the root found
-	 * no holder right after the put's receipt (exit 6, not found): a
-	 * DHT race that the closing note of 2026-11-26 records and that is
-	 * not this test's subject. A get resumes, so it is asked once more
-	 * (said on stderr); the marker checks below are unchanged. */
-	{
+	/* Twice in CI runs (of many, both under ASan on a loaded machine)
+	 * the get found no holder of a manifest block right after the
+	 * put's receipts (exit 6, not found), and once a second get a
+	 * second later did too: a DHT race over slow mail that is not
+	 * this test's subject and is not understood yet (the closing note
+	 * of 2026-11-26). A get resumes, so it is asked again, up to 5
+	 * times a second apart, with what each daemon's DHT knew said on
+	 * stderr for the next who looks; the marker checks below are
+	 * unchanged. */
+	for (int tries = 1;; tries++) {
 		char *argv[] = { (char *)harness_cli_path(),
 			(char *)"--socket", d[0]->socket, (char *)"get", uri,
 			(char *)"-o", out, NULL };
 
 		ck_assert_int_eq(harness_run(argv, NULL, XFER_MS, &o), 0);
-		if (o.status == 6) {
-			fprintf(stderr, "mail marker: get said %s; again\n",
-			    o.err);
-			harness_output_free(&o);
-			harness_sleep_ms(1000);
-			run_cli(h, d[0], &o, "get", uri, "-o", out);
-		} else if (o.status != 0) {
+		if (o.status == 0)
+			break;
+		if (o.status != 6 || tries == 5) {
 			harness_dump_logs(h);
-			ck_abort_msg("ferry get: status %d: %s", o.status,
-			    o.err);
+			ck_abort_msg("ferry get (try %d): status %d: %s", tries,
+			    o.status, o.err);
 		}
+		fprintf(stderr, "mail marker: get (try %d) said %s", tries,
+		    o.err);
+		for (int i = 0; i < 2; i++)
+			fprintf(stderr,
+			    "  d%d: stored %llu served %llu not_found %llu "
+			    "no_route %llu timeouts %llu entries_failed %llu\n",
+			    i,
+			    (unsigned long long)mesh_stat(d[i], "dht.stored"),
+			    (unsigned long long)mesh_stat(d[i], "dht.served"),
+			    (unsigned long long)mesh_stat(d[i],
+			        "dht.not_found"),
+			    (unsigned long long)mesh_stat(d[i], "dht.no_route"),
+			    (unsigned long long)mesh_stat(d[i], "dht.timeouts"),
+			    (unsigned long long)mesh_stat(d[i],
+			        "dht.entries_failed"));
+		harness_output_free(&o);
+		harness_sleep_ms(1000);
 	}
 	harness_output_free(&o);
 	f = fopen(out, "rb");
