@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,10 +22,30 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "lib/log.h"
 #include "lib/netaddr.h"
 #include "lib/time.h"
 
 static void httpd_conn_run(evutil_socket_t fd, short what, void *arg);
+
+static void httpd_log_refusal(struct httpd *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The server's refusals of an address, at a bounded rate. */
+static void
+httpd_log_refusal(struct httpd *s, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	ok = ratelog_vformat(&s->log, time_mono_us(), line, sizeof(line), fmt,
+	    ap);
+	va_end(ap);
+	if (ok)
+		log_info("%s", line);
+}
 
 /* Arms the connection's timer for its state: REQUEST_TIMEOUT for a head
  * or a body being read, and for a last answer to go out (a client that
@@ -111,6 +132,7 @@ httpd_conn_free(struct httpd_conn *c)
 	else
 		s->n_conns--;
 	TAILQ_REMOVE(&s->conns, c, link);
+	httpd_addr_disconnect(&s->addrs, c->addr);
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
 	if (c->timer != NULL)
@@ -283,6 +305,19 @@ httpd_conn_process(struct httpd_conn *c)
 		c->state = HTTPD_WAIT;
 		(void)bufferevent_disable(c->bev, EV_READ);
 		httpd_conn_arm(c);
+		/* Before the handler, so before any signature is checked:
+		 * what one address sends costs the daemon no more than
+		 * ADDRESS_RATE of those. The handler never hears of it. */
+		if (!httpd_addr_take(c->addr, s->cfg.addr_rate,
+		        time_mono_us())) {
+			(*s->c.address_rate)++;
+			httpd_log_refusal(s, "%s %s from %s: over ADDRESS_RATE",
+			    c->req.line.method, c->req.line.target, c->peer);
+			(void)httpd_req_add_header(&c->req, "Retry-After", "1");
+			httpd_reply_error(&c->req, 429, "rate",
+			    "this address is over ADDRESS_RATE");
+			return;
+		}
 		c->req.live = true;
 		s->h.on_head(s->h.cls, &c->req);
 		/* The handler may have answered, or asked for the body:
@@ -384,25 +419,27 @@ httpd_on_timer(evutil_socket_t fd, short what, void *arg)
 	    "the request did not come within REQUEST_TIMEOUT");
 }
 
+/* A connection on fd from ss, taking over fd and a's connection taken
+ * (both given back on failure). */
 static struct httpd_conn *
-httpd_conn_new(struct httpd *s, evutil_socket_t fd, const struct sockaddr *sa,
-    int salen)
+httpd_conn_new(struct httpd *s, evutil_socket_t fd,
+    const struct sockaddr_storage *ss, struct httpd_addr *a)
 {
 	struct httpd_conn *c = calloc(1, sizeof(*c));
-	struct sockaddr_storage ss;
 	struct timeval tv;
 	SSL *ssl;
 
-	if (c == NULL)
+	if (c == NULL) {
+		httpd_addr_disconnect(&s->addrs, a);
+		(void)close(fd);
 		return NULL;
+	}
 	c->srv = s;
+	c->addr = a;
 	TAILQ_INSERT_TAIL(&s->conns, c, link);
 	s->n_conns++;
 	c->req.conn = c;
-	memset(&ss, 0, sizeof(ss));
-	if (salen > 0 && (size_t)salen <= sizeof(ss))
-		memcpy(&ss, sa, (size_t)salen);
-	if (netaddr_format(&ss, c->peer, sizeof(c->peer)) < 0)
+	if (netaddr_format(ss, c->peer, sizeof(c->peer)) < 0)
 		(void)snprintf(c->peer, sizeof(c->peer), "?");
 	c->line_size = s->cfg.max_head + 1;
 	c->line = malloc(c->line_size);
@@ -444,22 +481,58 @@ httpd_conn_new(struct httpd *s, evutil_socket_t fd, const struct sockaddr *sa,
 	return c;
 }
 
+/* The address a connection came from: MAX_CONNECTIONS_PER_ADDRESS. It
+ * is closed unanswered, as it is accepted: an answer would cost a TLS
+ * handshake for each connection of the address that opens too many. */
+static struct httpd_addr *
+httpd_accept_addr(struct httpd *s, evutil_socket_t fd,
+    const struct sockaddr_storage *ss)
+{
+	struct httpd_addr *a = httpd_addrs_get(&s->addrs, ss);
+	char peer[64];
+
+	if (a == NULL) {
+		(void)close(fd);
+		return NULL;
+	}
+	if (!httpd_addr_connect(&s->addrs, a, s->cfg.max_conns_per_addr)) {
+		(*s->c.address_busy)++;
+		if (netaddr_format(ss, peer, sizeof(peer)) < 0)
+			(void)snprintf(peer, sizeof(peer), "?");
+		httpd_log_refusal(s,
+		    "connection from %s refused: its address has %u open (MAX_CONNECTIONS_PER_ADDRESS)",
+		    peer, a->conns);
+		(void)close(fd);
+		return NULL;
+	}
+	return a;
+}
+
 static void
 httpd_on_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct httpd *s = arg;
+	struct sockaddr_storage ss;
 	struct httpd_conn *c;
+	struct httpd_addr *a;
 
 	(void)l;
+	memset(&ss, 0, sizeof(ss));
+	if (salen > 0 && (size_t)salen <= sizeof(ss))
+		memcpy(&ss, sa, (size_t)salen);
+	a = httpd_accept_addr(s, fd, &ss);
+	if (a == NULL)
+		return;
 	if (s->n_conns >= s->cfg.max_conns) {
 		(*s->c.busy)++;
 		/* A few are told why; past them the door just closes. */
 		if (s->n_refusing >= HTTPD_REFUSING) {
+			httpd_addr_disconnect(&s->addrs, a);
 			(void)close(fd);
 			return;
 		}
-		c = httpd_conn_new(s, fd, sa, salen);
+		c = httpd_conn_new(s, fd, &ss, a);
 		if (c == NULL)
 			return;
 		s->n_conns--;
@@ -469,7 +542,7 @@ httpd_on_accept(struct evconnlistener *l, evutil_socket_t fd,
 		    "the intermediary is at MAX_CONNECTIONS");
 		return;
 	}
-	c = httpd_conn_new(s, fd, sa, salen);
+	c = httpd_conn_new(s, fd, &ss, a);
 	if (c != NULL)
 		(*s->c.connections)++;
 }
@@ -488,21 +561,23 @@ httpd_new(struct event_base *base, SSL_CTX *ctx, int fd,
 	s->c = *c;
 	s->h = *h;
 	TAILQ_INIT(&s->conns);
+	ratelog_init(&s->log, 5, 20);
 	s->headers = strdup(headers);
-	if (s->headers == NULL) {
-		free(s);
-		return -ENOMEM;
-	}
+	if (s->headers == NULL ||
+	    httpd_addrs_init(&s->addrs, HTTPD_ADDRS_MAX) < 0)
+		goto fail;
 	s->listener = evconnlistener_new(base, httpd_on_accept, s,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	if (s->listener == NULL) {
-		free(s->headers);
-		free(s);
-		return -ENOMEM;
-	}
+	if (s->listener == NULL)
+		goto fail;
 	s->ctx = ctx;
 	*ret = s;
 	return 0;
+fail:
+	httpd_addrs_done(&s->addrs);
+	free(s->headers);
+	free(s);
+	return -ENOMEM;
 }
 
 void
@@ -514,6 +589,7 @@ httpd_free(struct httpd *s)
 		return;
 	while ((c = TAILQ_FIRST(&s->conns)) != NULL)
 		httpd_conn_free(c);
+	httpd_addrs_done(&s->addrs);
 	evconnlistener_free(s->listener);
 	SSL_CTX_free(s->ctx);
 	free(s->headers);

@@ -4,8 +4,9 @@
  * 1.3 (bufferevent_openssl) on the daemon's own event loop, one request
  * at a time per connection, with the request body handed to the handler
  * as it arrives rather than buffered whole, and the bounds that keep a
- * slow or hostile client from holding the daemon: MAX_CONNECTIONS, the
- * size of a request's head and body, and REQUEST_TIMEOUT.
+ * slow or hostile client from holding the daemon: MAX_CONNECTIONS and
+ * MAX_CONNECTIONS_PER_ADDRESS, ADDRESS_RATE (httpd_addr.h), the size of
+ * a request's head and body, and REQUEST_TIMEOUT.
  *
  * libevent 2.1's evhttp cannot do this: its server reads a whole body
  * into memory before it calls the application (evhttp_set_newreqcb and
@@ -45,6 +46,8 @@ struct httpd_cfg {
 	size_t max_head;     /* request line and header fields, bytes */
 	uint64_t max_body;   /* a request body, bytes (MAX_REQUEST_BYTES) */
 	unsigned max_conns;  /* connections served at once */
+	unsigned max_conns_per_addr; /* MAX_CONNECTIONS_PER_ADDRESS; 0: none */
+	unsigned addr_rate;  /* ADDRESS_RATE, requests a second; 0: none */
 	uint64_t timeout_us; /* REQUEST_TIMEOUT */
 };
 
@@ -57,6 +60,8 @@ struct httpd_counters {
 	uint64_t *malformed;   /* 400: not HTTP/1.1 as we read it */
 	uint64_t *too_large;   /* 413: head or body over its bound */
 	uint64_t *slow;        /* 408: REQUEST_TIMEOUT */
+	uint64_t *address_busy; /* closed at MAX_CONNECTIONS_PER_ADDRESS */
+	uint64_t *address_rate; /* 429: over ADDRESS_RATE */
 };
 
 /* What the owner does with requests; cls is each call's first argument. */
@@ -87,7 +92,8 @@ int httpd_new(struct event_base *base, SSL_CTX *ctx, int fd,
 /* Closes every connection (on_done for their requests) and the listener.
  * NULL is allowed. */
 void httpd_free(struct httpd *s);
-/* New bounds for connections from now on and requests to come. */
+/* New bounds for connections from now on and requests to come (the
+ * addresses' buckets keep their fill). */
 void httpd_set_cfg(struct httpd *s, const struct httpd_cfg *cfg);
 /* Connections open now. */
 size_t httpd_connections(const struct httpd *s);

@@ -7,7 +7,9 @@
 
 #include <sys/queue.h>
 
+#include "intermediary/httpd_addr.h"
 #include "intermediary/httpmsg.h"
+#include "lib/ratelimit.h"
 
 #define HTTPD_READ_MAX   (256u * 1024) /* input read ahead of parsing */
 #define HTTPD_DRAIN_MARK (256u * 1024) /* on_drain below this output */
@@ -58,6 +60,7 @@ struct httpd_req {
 
 struct httpd_conn {
 	struct httpd *srv;
+	struct httpd_addr *addr; /* its address, with a connection taken */
 	struct bufferevent *bev;
 	struct event *timer; /* REQUEST_TIMEOUT of the state */
 	struct event *kick;  /* runs the connection outside callbacks */
@@ -85,6 +88,8 @@ struct httpd {
 	char *headers; /* added to every response */
 	TAILQ_HEAD(, httpd_conn) conns;
 	size_t n_conns, n_refusing;
+	struct httpd_addrs addrs; /* per address: connections, rate */
+	struct ratelog log;       /* refusals of an address */
 };
 
 /* httpd.c */

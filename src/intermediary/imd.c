@@ -43,6 +43,8 @@ static const struct stats_slot imd_slots[] = {
 	H(malformed),
 	H(too_large),
 	H(slow),
+	H(address_busy),
+	H(address_rate),
 	C(unauthorized),
 	C(stale),
 	C(replayed),

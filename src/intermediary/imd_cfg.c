@@ -31,6 +31,10 @@ const struct cfg_schema_key imd_cfg_keys[] = {
 	    "block bytes relayed for one client key in 24 hours; 0: no limit" },
 	{ "intermediary", "MAX_CONNECTIONS", "256",
 	    "client connections served at once" },
+	{ "intermediary", "MAX_CONNECTIONS_PER_ADDRESS", "32",
+	    "client connections from one address (IPv4, or IPv6 /64) at once; 0: no limit" },
+	{ "intermediary", "ADDRESS_RATE", "100",
+	    "request heads a second from one address (bursts of twice that), before any signature is checked; 0: no limit" },
 	{ "intermediary", "REQUEST_TIMEOUT", "10 s",
 	    "time a client has to send a request's head, and over which its body must come at 1 KiB/s" },
 	{ "intermediary", "MAX_IN_FLIGHT", "16 MiB",
@@ -116,6 +120,13 @@ imd_cfg_limits(struct cfg *cfg, struct imd_cfg *c)
 	if (cfg_get_uint(cfg, S, "MAX_CONNECTIONS", 1, 1000000, &v) < 0)
 		return imd_cfg_fail(cfg);
 	c->http.max_conns = (unsigned)v;
+	if (cfg_get_uint(cfg, S, "MAX_CONNECTIONS_PER_ADDRESS", 0, 1000000,
+	        &v) < 0)
+		return imd_cfg_fail(cfg);
+	c->http.max_conns_per_addr = (unsigned)v;
+	if (cfg_get_uint(cfg, S, "ADDRESS_RATE", 0, 1000000, &v) < 0)
+		return imd_cfg_fail(cfg);
+	c->http.addr_rate = (unsigned)v;
 	if (cfg_get_duration(cfg, S, "REQUEST_TIMEOUT", 100000, 3600000000ull,
 	        &c->http.timeout_us) < 0)
 		return imd_cfg_fail(cfg);

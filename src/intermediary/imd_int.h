@@ -45,7 +45,8 @@ struct imd_cfg {
 	char public_url[256];
 	uint64_t skew_s;        /* CLOCK_SKEW */
 	struct httpd_cfg http;  /* MAX_HEADER_BYTES, MAX_REQUEST_BYTES,
-				  * MAX_CONNECTIONS, REQUEST_TIMEOUT */
+				  * MAX_CONNECTIONS(_PER_ADDRESS),
+				  * ADDRESS_RATE, REQUEST_TIMEOUT */
 	double client_rate;     /* CLIENT_RATE */
 	uint64_t client_quota;  /* CLIENT_QUOTA, bytes per 24 h; 0: none */
 	uint64_t max_in_flight; /* MAX_IN_FLIGHT, relayed bytes */

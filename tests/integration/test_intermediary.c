@@ -14,13 +14,17 @@
  * page's status and counted, an honest client served after them; a
  * client trickling its request head, or its body, cut off at
  * REQUEST_TIMEOUT with 408 while another is served; receipts taken with
- * a cursor and checked; a reload; MAX_CONNECTIONS answered 503; TLS 1.2 refused.
+ * a cursor and checked; a reload; MAX_CONNECTIONS answered 503; TLS 1.2 refused;
+ * MAX_CONNECTIONS_PER_ADDRESS and ADDRESS_RATE, set by a reload, hold one
+ * address back (the latter before any signature is checked) and let it
+ * go on once it closes a connection or pauses.
  */
 /* ctest: TIMEOUT=300 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -824,6 +828,153 @@ START_TEST(test_reload)
 }
 END_TEST
 
+/* GET /v1/intermediaries on ssl, kept alive: whether it is answered 200
+ * (its body read whole, so that the connection stays usable). */
+static bool
+tls_get_ok(SSL *ssl)
+{
+	static const char req[] = "GET /v1/intermediaries HTTP/1.1\r\n"
+	                          "Host: x\r\n\r\n";
+	char buf[8192], *end = NULL, *cl;
+	size_t got = 0, want = 0;
+	int n;
+
+	if (SSL_write(ssl, req, (int)strlen(req)) != (int)strlen(req))
+		return false;
+	while (got < sizeof(buf) - 1 && (end == NULL || got < want)) {
+		n = SSL_read(ssl, buf + got, (int)(sizeof(buf) - 1 - got));
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (end == NULL && (end = strstr(buf, "\r\n\r\n")) != NULL) {
+			cl = strstr(buf, "Content-Length: ");
+			if (cl == NULL || cl > end)
+				return false;
+			want = (size_t)(end + 4 - buf) +
+			    strtoul(cl + 16, NULL, 10);
+		}
+	}
+	return end != NULL && got == want &&
+	    strncmp(buf, "HTTP/1.1 200 ", 13) == 0;
+}
+
+/* MAX_CONNECTIONS_PER_ADDRESS = 3 (by a reload, under MAX_CONNECTIONS
+ * 6): with 3 open from 127.0.0.1, a 4th is closed unanswered and
+ * counted; the 3 are served, and once one has closed a new connection
+ * is. */
+START_TEST(test_connections_per_address)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	uint64_t before = mesh_stat(d[0], "intermediary.address_busy");
+	struct imdnet_answer a;
+	SSL *open_[3];
+
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(
+	    harness_daemon_config(d[0],
+	        "[intermediary]\nMAX_CONNECTIONS_PER_ADDRESS = 3\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[0]), 0);
+	for (int i = 0; i < 3; i++)
+		open_[i] = tls_open(ctx);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_msg(a.status == 0 && a.curl_exit != 0,
+	    "a 4th connection got %d (curl %d)", a.status, a.curl_exit);
+	imdnet_answer_free(&a);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.address_busy", before + 1,
+	    5000));
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(tls_get_ok(open_[i]), "connection %d", i);
+	tls_close(open_[0]);
+	harness_sleep_ms(200);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	imdnet_answer_free(&a);
+	/* The other two were open all along. */
+	ck_assert(tls_get_ok(open_[1]));
+	ck_assert(tls_get_ok(open_[2]));
+	tls_close(open_[1]);
+	tls_close(open_[2]);
+	SSL_CTX_free(ctx);
+	ck_assert_int_eq(
+	    harness_daemon_config(d[0],
+	        "[intermediary]\nMAX_CONNECTIONS_PER_ADDRESS = 32\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[0]), 0);
+}
+END_TEST
+
+/* ADDRESS_RATE = 5 (bursts of 10, by a reload): 40 requests with one
+ * badly signed Authorization, on one connection, faster than that. The
+ * first 10 reach the signature check (401); of the rest, those over the
+ * rate are answered 429 with Retry-After before it: the unauthorized
+ * counter moves by the 401s only. After a pause the address is served
+ * again. */
+START_TEST(test_address_rate)
+{
+	uint64_t unauth = mesh_stat(d[0], "intermediary.unauthorized");
+	uint64_t rated = mesh_stat(d[0], "intermediary.address_rate");
+	char cmd[1024], auth[1024];
+	unsigned n401 = 0, n429 = 0;
+	struct harness_output o;
+	struct imdnet_answer a;
+	FILE *f;
+
+	(void)snprintf(cmd, sizeof(cmd),
+	    "%s auth %s/flooder %s GET /v1/blocks/X bad", TOOL, dir,
+	    d[0]->id_str);
+	sh_line(auth, sizeof(auth), cmd);
+	ck_assert_int_eq(harness_daemon_config(d[0],
+	                     "[intermediary]\nADDRESS_RATE = 5\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[0]), 0);
+	(void)snprintf(cmd, sizeof(cmd), "%s/flood.sh", dir);
+	f = fopen(cmd, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "exec curl");
+	for (int i = 0; i < 40; i++)
+		fprintf(f,
+		    "%s -sS --cacert %s -o %s/resp.%d -D %s/hdrs.%d "
+		    "-H '%s' '%s/v1/blocks/X'",
+		    i > 0 ? " --next" : "", cert, dir, i, dir, i, auth, url);
+	fprintf(f, "\n");
+	ck_assert_int_eq(fclose(f), 0);
+	o = imdnet_sh("sh %s", cmd);
+	ck_assert_msg(o.status == 0, "flood: %s", o.err);
+	harness_output_free(&o);
+	for (int i = 0; i < 40; i++) {
+		a = burst_answer(i);
+		if (i < 10 || a.status == 401) {
+			n401++;
+			expect_refusal(a, 401, "unauthorized",
+			    "intermediary.unauthorized", unauth);
+			continue;
+		}
+		n429++;
+		ck_assert_ptr_nonnull(strstr(a.headers, "Retry-After: 1\r\n"));
+		expect_refusal(a, 429, "rate", "intermediary.address_rate",
+		    rated);
+	}
+	ck_assert_uint_ge(n429, 1);
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.unauthorized"),
+	    unauth + n401);
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.address_rate"),
+	    rated + n429);
+	/* A second and a half later: 7 tokens. */
+	harness_sleep_ms(1500);
+	a = request(NULL, NULL, "GET", "/v1/intermediaries", NULL, NULL);
+	ck_assert_int_eq(a.status, 200);
+	imdnet_answer_free(&a);
+	a = request("flooder", NULL, "GET", "/v1/blocks/X", NULL, NULL);
+	expect_refusal(a, 400, "malformed", "intermediary.malformed", 0);
+	ck_assert_int_eq(harness_daemon_config(d[0],
+	                     "[intermediary]\nADDRESS_RATE = 100\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[0]), 0);
+}
+END_TEST
+
 static Suite *
 intermediary_suite(void)
 {
@@ -842,6 +993,8 @@ intermediary_suite(void)
 	tcase_add_test(tc, test_max_connections);
 	tcase_add_test(tc, test_malformed_http);
 	tcase_add_test(tc, test_reload);
+	tcase_add_test(tc, test_connections_per_address);
+	tcase_add_test(tc, test_address_rate);
 	tcase_add_test(tc, test_tls12_refused);
 	tcase_add_test(tc, test_counters_documented);
 	suite_add_tcase(s, tc);
