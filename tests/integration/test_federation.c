@@ -181,6 +181,11 @@ START_TEST(test_leave)
 	int status = -1;
 
 	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_withdrawn"), 0);
+	/* imdnet's daemons leave at once; this one as by default. */
+	ck_assert_int_eq(harness_daemon_config(d[2],
+	                     "[intermediary]\nLEAVE_TIMEOUT = 5 s\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[2]), 0);
 	ck_assert_int_eq(harness_daemon_stop(d[2], 15000, &status), 0);
 	ck_assert_int_eq(status, 0);
 	ck_assert(mesh_wait_stat(d[0], "intermediary.fed_withdrawn", 1, 10000));
