@@ -68,6 +68,7 @@ struct ferryd {
 	struct service *service;
 	struct imd *imd;     /* NULL when [intermediary] LISTEN is unset */
 	struct event *sig_term, *sig_int, *sig_hup;
+	bool stopping; /* a stop signal came: the next ends the loop */
 	int exit_code;
 };
 
@@ -424,12 +425,34 @@ ferryd_imd_shutdown(struct ferryd *d)
 	d->imd = NULL;
 }
 
+/* The intermediary has left (imd_leave): the loop ends. */
+static void
+ferryd_on_left(void *cls)
+{
+	struct ferryd *d = cls;
+
+	(void)event_base_loopexit(d->base, NULL);
+}
+
+/*
+ * The first stop signal lets an intermediary leave first, within its
+ * LEAVE_TIMEOUT (the others told, its relays ended); everything else
+ * stops at once, as before. A second signal does not wait.
+ */
 static void
 ferryd_on_stop_signal(evutil_socket_t sig, short what, void *cls)
 {
 	struct ferryd *d = cls;
 
 	(void)what;
+	if (!d->stopping && d->imd != NULL &&
+	    imd_leave(d->imd, ferryd_on_left, d) == 0) {
+		d->stopping = true;
+		log_notice("received %s, shutting down after the intermediary "
+		           "left (a second signal: at once)",
+		    strsignal((int)sig));
+		return;
+	}
 	log_notice("received %s, shutting down", strsignal((int)sig));
 	(void)event_base_loopexit(d->base, NULL);
 }

@@ -581,6 +581,12 @@ fail:
 }
 
 void
+httpd_stop_accepting(struct httpd *s)
+{
+	(void)evconnlistener_disable(s->listener);
+}
+
+void
 httpd_free(struct httpd *s)
 {
 	struct httpd_conn *c;

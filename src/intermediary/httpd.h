@@ -92,6 +92,8 @@ int httpd_new(struct event_base *base, SSL_CTX *ctx, int fd,
 /* Closes every connection (on_done for their requests) and the listener.
  * NULL is allowed. */
 void httpd_free(struct httpd *s);
+/* Takes no new connection from now on; those open are served. */
+void httpd_stop_accepting(struct httpd *s);
 /* New bounds for connections from now on and requests to come (the
  * addresses' buckets keep their fill). */
 void httpd_set_cfg(struct httpd *s, const struct httpd_cfg *cfg);

@@ -68,6 +68,8 @@ static const struct stats_slot imd_slots[] = {
 	C(fed_lookups),
 	C(fed_lookup_failed),
 	C(fed_records_bad),
+	C(fed_withdrawn),
+	C(fed_left),
 	C(fed_msg_bad),
 	C(fed_here_sent),
 	C(fed_here_accepted),
@@ -431,6 +433,7 @@ imd_reload(struct imd *imd, struct cfg *cfg)
 	imd->cfg.client_quota = c.client_quota;
 	imd->cfg.max_in_flight = c.max_in_flight;
 	imd->cfg.max_nonces = c.max_nonces;
+	imd->cfg.leave_us = c.leave_us;
 	imd->cfg.fed = c.fed;
 	ratelimit_init(&imd->fed.here_rl, c.fed.here_rate,
 	    2.0 * c.fed.here_rate);
@@ -446,6 +449,7 @@ imd_free(struct imd *imd)
 {
 	if (imd == NULL)
 		return;
+	imd_leave_stop(imd);
 	imd_net_detach(imd);
 	httpd_free(imd->http);
 	imd_upload_detach(imd);

@@ -47,6 +47,16 @@ int imd_reload(struct imd *imd, struct cfg *cfg);
  * relays in flight end unheard. NULL is allowed. */
 void imd_free(struct imd *imd);
 
+typedef void imd_left_fn(void *cls);
+/* Starts leaving, the daemon's first step at SIGTERM: no new
+ * connections (those open are served); the other intermediaries told
+ * (the announcement withdrawn in the DHT); relays in flight ended, their
+ * receipts queued. left(cls) is called from the event loop once both
+ * are done or LEAVE_TIMEOUT passed, never from within this call; the
+ * caller then frees imd (it may from left). 0; -ENOENT when there is
+ * nothing to wait for (LEAVE_TIMEOUT 0); -EALREADY; -ENOMEM. */
+int imd_leave(struct imd *imd, imd_left_fn *left, void *cls);
+
 /* One intermediary of the federation this one knows of. */
 struct imd_peer {
 	uint8_t id[32];   /* its peer id */

@@ -7,7 +7,9 @@
  * ANNOUNCE_LIFETIME and made again each third of it; it looks the
  * topic up every LOOKUP_INTERVAL and learns the others
  * (imd_peer_learn), asking the core for a link to each, over which
- * forwarding goes.
+ * forwarding goes. Leaving (imd_leave.c), it replaces its announcement
+ * with an empty record, a withdrawal, and the others forget it when they
+ * find that.
  */
 #define LOG_TAG "intermediary"
 #include "intermediary/imd_int.h"
@@ -101,7 +103,50 @@ imd_announce_now(struct imd *imd, uint64_t now)
 	f->announcing = q;
 }
 
-/* One record of the topic: another intermediary, learnt and linked. */
+static void
+imd_withdraw_done(void *cls, const struct dht_result *r)
+{
+	struct imd *imd = imd_dhtreq_end(cls);
+
+	if (imd == NULL)
+		return;
+	imd->fed.withdrawing = NULL;
+	if (r->receipts > 0) {
+		(*imd->c.fed_left)++;
+		log_info("announcement withdrawn at %u storing peers",
+		    r->receipts);
+	} else {
+		log_info("announcement not withdrawn (%s)",
+		    strerror(-r->status));
+	}
+}
+
+int
+imd_announce_withdraw(struct imd *imd)
+{
+	struct imd_fed *f = &imd->fed;
+	struct imd_dhtreq *q;
+	int r;
+
+	if (imd->dht == NULL || f->tick == NULL)
+		return -ENOTCONN;
+	q = imd_dhtreq_new(imd);
+	if (q == NULL)
+		return -ENOMEM;
+	/* As long as the announcement it replaces may last, so that no
+	 * copy of that outlives it at a storing peer. */
+	r = dht_announce(imd->dht, &f->topic, NULL, 0,
+	    time_real_s() + imd->cfg.fed.lifetime_s, imd_withdraw_done, q);
+	if (r < 0) {
+		free(q);
+		return r;
+	}
+	f->withdrawing = q;
+	return 0;
+}
+
+/* One record of the topic: another intermediary, learnt and linked, or
+ * forgotten if it is a withdrawal. */
 static void
 imd_announce_learn(struct imd *imd, const struct dhtrec *rec)
 {
@@ -113,6 +158,11 @@ imd_announce_learn(struct imd *imd, const struct dhtrec *rec)
 	peer_id_of(rec->signer, &id);
 	if (memcmp(id.bytes, imd->id, IMDWIRE_ID_LEN) == 0)
 		return;
+	if (rec->value_len == 0) {
+		if (imd_peer_forget(imd, id.bytes))
+			(*imd->c.fed_withdrawn)++;
+		return;
+	}
 	memset(&p, 0, sizeof(p));
 	if (fedmsg_announce_decode(rec->value, rec->value_len, &a) < 0 ||
 	    strlen(a.url) >= sizeof(p.url)) {
@@ -159,6 +209,8 @@ imd_announce_tick(struct imd *imd, uint64_t now)
 {
 	struct imd_fed *f = &imd->fed;
 
+	if (f->leaving)
+		return;
 	if (!f->announcing && now >= f->next_announce_us)
 		imd_announce_now(imd, now);
 	if (f->looking == NULL && now >= f->next_lookup_us) {

@@ -53,6 +53,8 @@ const struct cfg_schema_key imd_cfg_keys[] = {
 	    "batches forwarded and not yet acknowledged, all clients together" },
 	{ "intermediary", "FORWARD_CLIENTS", "1024",
 	    "clients forwarded to another intermediary at once, and clients whose takes here are told" },
+	{ "intermediary", "LEAVE_TIMEOUT", "5 s",
+	    "at shutdown, how long to wait for the other intermediaries to be told this one leaves and for relays in flight to end; 0: leave at once" },
 	{ "intermediary", "HERE_RATE", "100",
 	    "other intermediaries' claims that a client takes there, checked a second (bursts of twice that)" },
 	{ NULL, NULL, NULL, NULL },
@@ -135,6 +137,9 @@ imd_cfg_limits(struct cfg *cfg, struct imd_cfg *c)
 		return imd_cfg_fail(cfg);
 	if (cfg_get_uint(cfg, S, "MAX_NONCES", 1024, 100000000,
 	        &c->max_nonces) < 0)
+		return imd_cfg_fail(cfg);
+	if (cfg_get_duration(cfg, S, "LEAVE_TIMEOUT", 0, 600000000ull,
+	        &c->leave_us) < 0)
 		return imd_cfg_fail(cfg);
 	return 0;
 }

@@ -71,7 +71,9 @@ imd_fed_stop(struct imd *imd)
 		f->announcing->imd = NULL;
 	if (f->looking != NULL)
 		f->looking->imd = NULL;
-	f->announcing = f->looking = NULL;
+	if (f->withdrawing != NULL)
+		f->withdrawing->imd = NULL;
+	f->announcing = f->looking = f->withdrawing = NULL;
 	imd_fwd_free_all(imd);
 	imd_here_free_all(imd);
 	map_free(f->fwds);

@@ -51,6 +51,7 @@ struct imd_cfg {
 	uint64_t client_quota;  /* CLIENT_QUOTA, bytes per 24 h; 0: none */
 	uint64_t max_in_flight; /* MAX_IN_FLIGHT, relayed bytes */
 	uint64_t max_nonces;    /* MAX_NONCES */
+	uint64_t leave_us;      /* LEAVE_TIMEOUT; 0: leave at once */
 	struct imd_fed_cfg fed;
 };
 
@@ -83,6 +84,10 @@ struct imd_counters {
 	uint64_t *fed_lookup_failed;     /* and not */
 	uint64_t *fed_records_bad;       /* records whose value is no
 					* announcement, or a bad URL */
+	uint64_t *fed_withdrawn;         /* others' withdrawals taken: an
+					  * intermediary forgotten */
+	uint64_t *fed_left;              /* our withdrawal stored at
+					  * shutdown */
 	uint64_t *fed_msg_bad;           /* inner messages malformed */
 	uint64_t *fed_here_sent;         /* HEREs sent */
 	uint64_t *fed_here_accepted;     /* HEREs taken as proof */
@@ -139,6 +144,8 @@ struct imd_fed {
 	uint64_t next_lookup_us;
 	struct imd_dhtreq *announcing; /* the DHT request out, or NULL */
 	struct imd_dhtreq *looking;
+	struct imd_dhtreq *withdrawing; /* leaving: the withdrawal out */
+	bool leaving;                   /* no more announcements, lookups */
 	struct map *fwds; /* client -> struct imd_fwd (we forward) */
 	struct imd_fwd_list fwd_list;
 	struct imd_fwd_list fwd_waiting; /* for an in-flight slot */
@@ -195,6 +202,12 @@ struct imd {
 	struct imd_peer peers[IMD_PEERS_MAX];
 	size_t n_peers;
 	struct imd_fed fed;
+	struct {
+		struct event *tick;   /* while leaving (imd_leave.c) */
+		uint64_t deadline_us; /* LEAVE_TIMEOUT from its start */
+		imd_left_fn *left;
+		void *cls;
+	} leave;
 	struct ratelog log; /* refusals, at a bounded rate */
 };
 
@@ -257,6 +270,13 @@ void imd_fed_receive(struct imd *imd, const uint8_t from[IMDWIRE_ID_LEN],
     uint16_t type, const void *body, size_t len);
 /* imd_announce.c: the announcement and the lookups, when due. */
 void imd_announce_tick(struct imd *imd, uint64_t now_us);
+/* Replaces the announcement with a withdrawal (an empty record), in
+ * fed.withdrawing until the DHT ends it. 0 or a negative errno. */
+int imd_announce_withdraw(struct imd *imd);
+/* imd_peers.c: forgets intermediary id; whether it was known. */
+bool imd_peer_forget(struct imd *imd, const uint8_t id[IMDWIRE_ID_LEN]);
+/* imd_leave.c: ends leaving, unheard (the intermediary goes). */
+void imd_leave_stop(struct imd *imd);
 /* imd_here.c: B's side. A take of client at this intermediary (its
  * Authorization a and the target it signed) is told to the others. */
 void imd_here_take(struct imd *imd, const struct imdwire_auth *a,

@@ -53,6 +53,17 @@ imd_peer_learn(struct imd *imd, const struct imd_peer *p)
 }
 
 bool
+imd_peer_forget(struct imd *imd, const uint8_t id[IMDWIRE_ID_LEN])
+{
+	for (size_t i = 0; i < imd->n_peers; i++)
+		if (memcmp(imd->peers[i].id, id, IMDWIRE_ID_LEN) == 0) {
+			imd->peers[i] = imd->peers[--imd->n_peers];
+			return true;
+		}
+	return false;
+}
+
+bool
 imd_peer_is_known(struct imd *imd, const uint8_t id[IMDWIRE_ID_LEN])
 {
 	imd_peers_expire(imd, time_real_s());

@@ -172,6 +172,30 @@ START_TEST(test_discovery)
 }
 END_TEST
 
+/* Stopped (SIGTERM), an intermediary leaves: it withdraws its
+ * announcement, and the others forget it on finding that (killed, in
+ * test_discovery, they list it until the announcement expires); it exits
+ * 0 within LEAVE_TIMEOUT (5 s), well before the stop's SIGKILL. */
+START_TEST(test_leave)
+{
+	int status = -1;
+
+	ck_assert_uint_eq(mesh_stat(d[0], "intermediary.fed_withdrawn"), 0);
+	/* imdnet's daemons leave at once; this one as by default. */
+	ck_assert_int_eq(harness_daemon_config(d[2],
+	                     "[intermediary]\nLEAVE_TIMEOUT = 5 s\n"),
+	    0);
+	ck_assert_int_eq(harness_daemon_reload(d[2]), 0);
+	ck_assert_int_eq(harness_daemon_stop(d[2], 15000, &status), 0);
+	ck_assert_int_eq(status, 0);
+	ck_assert(mesh_wait_stat(d[0], "intermediary.fed_withdrawn", 1, 10000));
+	ck_assert(mesh_wait_stat(d[1], "intermediary.fed_withdrawn", 1, 10000));
+	wait_listed(0, 2, false, 1000);
+	wait_listed(1, 2, false, 1000);
+	wait_listed(0, 1, true, 1000);
+}
+END_TEST
+
 /* What a client has taken so far: each entry once, by its content. */
 struct taken {
 	char seen[128][400];
@@ -488,6 +512,7 @@ federation_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_discovery);
+	tcase_add_test(tc, test_leave);
 	tcase_add_test(tc, test_forward);
 	tcase_add_test(tc, test_forward_crash);
 	tcase_add_test(tc, test_forward_restart_b);

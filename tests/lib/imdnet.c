@@ -79,9 +79,14 @@ imdnet_listen(struct harness *h, struct harness_daemon *d, const char *cert,
 
 	ck_assert_int_eq(harness_free_port_at(d->ip, &port), 0);
 	(void)snprintf(url, size, "https://%s:%u", d->ip, port);
+	/* LEAVE_TIMEOUT 0: a teardown stops the daemons one after the
+	 * other, and each intermediary's withdrawal would wait for the
+	 * storing peers stopped before it (test_federation's test_leave
+	 * sets it). */
 	ck_assert_int_eq(harness_daemon_config(d,
 	                     "[intermediary]\nLISTEN = %s:%u\n"
-	                     "CERTIFICATE = %s\nPRIVATE_KEY = %s/key.pem\n",
+	                     "CERTIFICATE = %s\nPRIVATE_KEY = %s/key.pem\n"
+	                     "LEAVE_TIMEOUT = 0 s\n",
 	                     d->ip, port, cert, harness_dir(h)),
 	    0);
 }
