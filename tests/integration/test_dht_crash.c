@@ -58,9 +58,9 @@
 #define BLOCK_MAX  (512 * 1024)
 /* Quotas far above what a long run stores: a block refused for space
  * or evicted would be a failure of this test, not of durability. */
-#define DHT_CFG                                                    \
-	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"   \
-	"PER_NETWORK = 0\nREPLICATION = 3\nQUOTA = 64 GiB\n"       \
+#define DHT_CFG                                                                \
+	"[dht]\nREFRESH_INTERVAL = 2 s\nREQUEST_TIMEOUT = 3 s\n"               \
+	"PER_NETWORK = 0\nREPLICATION = 3\nQUOTA = 64 GiB\n"                   \
 	"ORIGIN_QUOTA = 64 GiB\n"
 
 /* One PUT a client started. */
@@ -69,9 +69,9 @@ struct put_rec {
 	uint32_t size; /* bytes */
 	uint32_t req_id;
 	struct ferry_dht_key key;
-	int status;       /* how it ended */
+	int status; /* how it ended */
 	bool ended;
-	uint64_t end_ms;  /* since t0 */
+	uint64_t end_ms; /* since t0 */
 };
 
 /* One receipt a client got. */
@@ -98,10 +98,10 @@ struct client {
 	size_t n_puts, cap_puts;
 	struct receipt_rec *receipts;
 	size_t n_receipts, cap_receipts;
-	size_t failed;      /* PUTs that ended with an error */
-	size_t short_puts;  /* of those, -EIO with some receipts */
-	size_t bad;         /* receipts that did not verify */
-	char error[256];    /* why the thread gave up, or "" */
+	size_t failed;     /* PUTs that ended with an error */
+	size_t short_puts; /* of those, -EIO with some receipts */
+	size_t bad;        /* receipts that did not verify */
+	char error[256];   /* why the thread gave up, or "" */
 };
 
 static struct harness *h;
@@ -362,8 +362,8 @@ kill_loop(struct kill_rec **ret_kills, unsigned seconds)
 			do {
 				v = 1 + (int)rnd_range(&rs, 0, N - 2);
 			} while (n_down > 0 && down[0] == v);
-			ck_assert(grow((void **)&kills, &cap, n,
-			    sizeof(*kills)));
+			ck_assert(
+			    grow((void **)&kills, &cap, n, sizeof(*kills)));
 			ck_assert_int_eq(harness_daemon_kill(d[v]), 0);
 			kills[n].daemon = (unsigned)v;
 			kills[n].kill_ms = since_t0();
@@ -400,7 +400,8 @@ print_kills_near(const struct kill_rec *kills, size_t n, int v, uint64_t ms)
 {
 	for (size_t i = 0; i < n; i++)
 		if (kills[i].daemon == (unsigned)v &&
-		    kills[i].kill_ms + 5000 >= ms && kills[i].kill_ms <= ms + 5000)
+		    kills[i].kill_ms + 5000 >= ms &&
+		    kills[i].kill_ms <= ms + 5000)
 			fprintf(stderr,
 			    "    d%d killed at %" PRIu64 " ms, up at %" PRIu64
 			    " ms\n",
@@ -491,8 +492,9 @@ START_TEST(test_kill_during_puts)
 		memset(&cl[i], 0, sizeof(cl[i]));
 		cl[i].index = i;
 		ck_assert_int_eq(harness_daemon_client(d[0], &cl[i].c), 0);
-		ck_assert_int_eq(
-		    pthread_create(&th[i], NULL, client_run, &cl[i]), 0);
+		ck_assert_int_eq(pthread_create(&th[i], NULL, client_run,
+		                     &cl[i]),
+		    0);
 	}
 	n_kills = kill_loop(&kills, seconds);
 	atomic_store(&stop_puts, true);
@@ -522,6 +524,7 @@ START_TEST(test_kill_during_puts)
 	       "(d1..d5: %zu %zu %zu %zu %zu)\n",
 	    n_puts, receipts, bad, failed, short_puts, n_kills, since_t0(),
 	    per[1], per[2], per[3], per[4], per[5]);
+	(void)fflush(stdout); /* a failing check ends the process */
 	buf = malloc(BLOCK_MAX);
 	ck_assert_ptr_nonnull(buf);
 	open_stores(db, sel);
@@ -533,6 +536,7 @@ START_TEST(test_kill_during_puts)
 	}
 	printf("dht_crash: %zu blocks with a receipt missing or different\n",
 	    lost);
+	(void)fflush(stdout);
 	free(buf);
 	for (unsigned i = 0; i < CLIENTS; i++) {
 		free(cl[i].puts);
