@@ -271,6 +271,9 @@ struct ferry_dht_end {
 	struct ferry_peer_id *peers; /* FIND: closest first, or NULL */
 	size_t n_peers;
 	size_t receipts; /* PUT: the receipts that came */
+	struct ferry_dht_receipt *receipt_list; /* PUT: those receipts, as
+	                                         * the DHT checked them, or
+	                                         * NULL when none came */
 };
 /* Starts a PUT as ferry_dht_put() does; the key is in the end. */
 int ferry_dht_put_start(struct ferry_client *client, const void *data,

@@ -259,6 +259,12 @@ lf_async_collect(struct ferry_client *c, struct ferry_dht_end *ret)
 		o->nodes.ids = NULL;
 	} else if (o->op == FERRY_C_DHT_PUT) {
 		ret->receipts = o->stored.n;
+		/* Who signed, not only how many: a caller that audits the
+		 * storing peers later needs each receipt. */
+		if (o->stored.n > 0) {
+			ret->receipt_list = o->stored.receipts;
+			o->stored.receipts = NULL;
+		}
 	}
 	lf_async_clear(o);
 	c->async_n--;
@@ -350,8 +356,10 @@ ferry_dht_end_free(struct ferry_dht_end *e)
 		return;
 	free(e->data);
 	free(e->peers);
+	free(e->receipt_list);
 	e->data = NULL;
 	e->peers = NULL;
+	e->receipt_list = NULL;
 }
 
 unsigned

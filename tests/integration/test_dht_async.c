@@ -104,6 +104,12 @@ START_TEST(test_async_many)
 		ck_assert_int_eq(e.status, 0);
 		ck_assert_uint_eq(e.receipts, 1);
 		ck_assert_mem_eq(e.key.bytes, keys[i].bytes, FERRY_DHT_KEY_LEN);
+		ck_assert_ptr_nonnull(e.receipt_list);
+		ck_assert_int_eq(ferry_dht_receipt_verify(&keys[i],
+		                     &e.receipt_list[0]),
+		    0);
+		ck_assert_mem_eq(&e.receipt_list[0].storer, &d->id,
+		    sizeof(d->id));
 		ferry_dht_end_free(&e);
 	}
 	ck_assert_int_eq(ferry_dht_next(c, 0, &e), -ENOENT);
