@@ -14,22 +14,9 @@
 #include "service/msgparse.h"
 #include "service/requests.h"
 
+#include "fuzz_touch.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Reads every byte a decoder pointed at, so that a pointer or length
- * past the input shows under ASan and valgrind. */
-static volatile uint8_t fuzz_sink;
-
-static void
-fuzz_touch(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	uint8_t acc = 0;
-
-	for (size_t i = 0; i < len; i++)
-		acc ^= b[i];
-	fuzz_sink = acc;
-}
 
 /* One decoded request; false once the connection would be cut off. */
 static bool

@@ -33,6 +33,8 @@
 #include <ferry/client.h>
 #include <ferry/proto.h>
 
+#include "fuzz_touch.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum {
@@ -58,21 +60,6 @@ enum {
 static const char fuzz_block[] = "ferry fuzz block\n";
 /* Per call: short, since the stream's end always comes at once. */
 #define FUZZ_TIMEOUT_MS 200
-
-static volatile uint8_t fuzz_sink;
-
-/* Reads every byte, so that a length or pointer past an allocation
- * shows under ASan. */
-static void
-fuzz_touch(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	uint8_t acc = 0;
-
-	for (size_t i = 0; i < len; i++)
-		acc ^= b[i];
-	fuzz_sink = acc;
-}
 
 /* A promise of the API broken: a crash libFuzzer keeps. */
 static void
