@@ -227,6 +227,52 @@ asuser_write_wrapper(const char *path, const char *ferryd)
 	return r;
 }
 
+/* Whether u may search directory st (enter it), by its mode bits. */
+static bool
+asuser_may_search(const struct stat *st, const struct asuser *u)
+{
+	bool group = st->st_gid == u->gid;
+
+	for (size_t i = 0; i < u->n_groups && i < ASUSER_GROUPS_MAX; i++)
+		group = group || st->st_gid == u->groups[i];
+	if (u->uid == 0 || st->st_uid == u->uid)
+		return (st->st_mode & S_IXUSR) != 0;
+	return (st->st_mode & (group ? S_IXGRP : S_IXOTH)) != 0;
+}
+
+/*
+ * Every directory above path may be entered by u: a build tree in a
+ * private home (a checkout under /root, mode 0700, as root makes on a
+ * fresh machine) cannot be run by another user, and ferryd's exec would
+ * fail with a bare "Permission denied". Says so, naming the directory.
+ */
+static int
+asuser_reachable(const char *path, const struct asuser *u)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		if (stat(dir[0] != '\0' ? dir : "/", &st) < 0)
+			return -errno;
+		if (!asuser_may_search(&st, u)) {
+			fprintf(stderr,
+			    "asuser: uid %lu cannot enter %s (mode %04o), above "
+			    "%s: this test runs ferryd as another user, so the "
+			    "build tree must be reachable by others (not under "
+			    "a private home such as /root)\n",
+			    (unsigned long)u->uid, dir[0] != '\0' ? dir : "/",
+			    (unsigned)(st.st_mode & 07777), path);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 int
 asuser_daemon(struct harness_daemon *d, const struct asuser *u)
 {
@@ -244,6 +290,9 @@ asuser_daemon(struct harness_daemon *d, const struct asuser *u)
 		    harness_ferryd_path());
 	if (ferryd[0] == '\0' || strchr(ferryd, '\'') != NULL)
 		return -EINVAL;
+	r = asuser_reachable(ferryd, u);
+	if (r < 0)
+		return r;
 	r = asuser_write_wrapper(wrapper, ferryd);
 	if (r < 0)
 		return r;
