@@ -229,7 +229,7 @@ dht_stored(void *arg, int status)
 	struct dhtmsg_ans a;
 
 	if (status < 0) {
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
 		dht_fail(d, &p->req, prev,
 		    status == -ENOSPC ? DHTMSG_QUOTA : DHTMSG_REFUSED);
 	} else {
@@ -268,7 +268,7 @@ dht_store_block(struct dht *d, const struct dhtmsg_req *req,
 	}
 	p = dht_pending_new(d, req, from);
 	if (p == NULL) {
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
 		dht_fail(d, req, from, DHTMSG_QUOTA);
 		return;
 	}
@@ -276,7 +276,7 @@ dht_store_block(struct dht *d, const struct dhtmsg_req *req,
 	if (d->env.store_put(d->env.cls, &req->key, req->put.block,
 	        req->put.block_len, req->put.expiry, dht_stored, p) < 0) {
 		dht_pending_free(p);
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
 		dht_fail(d, req, from, DHTMSG_QUOTA);
 	}
 }
