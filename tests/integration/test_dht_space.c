@@ -7,9 +7,12 @@
  *
  * Full disk: d1's state directory is a tmpfs of its own, a good part of
  * it taken by a filler file. PUTs go on until they fail: d0's client
- * hears -ENOSPC ("the storing peers are full"), d1 logs the failing disk
- * once however many PUTs it refuses, counts each, and keeps serving the
- * blocks it holds. The filler is deleted: without a restart, d1 takes
+ * hears -ENOSPC, `ferry dht put` says "the storing peers are full"
+ * (exit 1), d1 logs the failing disk once however many PUTs it refuses,
+ * counts each (dht.store_failed, and dht.store_fails for the FAILs it
+ * answered), and keeps serving the blocks it holds. The WAL takes most
+ * of the tmpfs (it is folded back every 16 MiB): with 3 MiB free, d1
+ * fills after some 6 blocks of 48 KiB. The filler is deleted: without a restart, d1 takes
  * PUTs again and says so once. After a clean stop its blocks.sqlite
  * passes integrity_check, opened with SQLite, and holds every block a
  * receipt promised, byte for byte. Mounting needs root (CAP_SYS_ADMIN);
@@ -149,6 +152,35 @@ get_check(const struct block *b)
 	ck_assert(memcmp(data, want, BLOCK) == 0);
 	free(data);
 	free(want);
+}
+
+/* `ferry dht put` of the next block for d1, through d0: its exit code,
+ * and its standard error in err. */
+static int
+put_cli(uint64_t *seq, char *err, size_t size)
+{
+	uint8_t *buf = malloc(BLOCK);
+	struct harness_output o;
+	struct ferry_dht_key key;
+	char *file;
+	FILE *f;
+	int status;
+
+	ck_assert_ptr_nonnull(buf);
+	(void)next_for_d1(seq, buf, &key);
+	ck_assert_int_gt(asprintf(&file, "%s/cli-block", harness_dir(h)), 0);
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, BLOCK, f), BLOCK);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(harness_run_cli(d[0], &o, "dht", "put", file, NULL),
+	    0);
+	status = o.status;
+	(void)snprintf(err, size, "%s", o.err);
+	harness_output_free(&o);
+	free(file);
+	free(buf);
+	return status;
 }
 
 /* How many times needle is in d's log. */
@@ -314,7 +346,7 @@ START_TEST(test_disk_full)
 {
 	size_t first_fail, stored, lines, receipted = 0;
 	uint64_t seq = 0;
-	char *filler;
+	char *filler, err[512];
 	int r = 0;
 
 	if (!net_start(NULL, true))
@@ -340,6 +372,12 @@ START_TEST(test_disk_full)
 	ck_assert_uint_eq(log_count(d[1], WARN_FULL), 1);
 	ck_assert_msg(log_lines(d[1]) <= lines + 2,
 	    "d1 logged %zu lines for 20 refused puts", log_lines(d[1]) - lines);
+	/* What `ferry dht put` says of it. */
+	ck_assert_int_eq(put_cli(&seq, err, sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "the storing peers are full") != NULL, "%s",
+	    err);
+	ck_assert(mesh_wait_stat(d[1], "dht.store_fails", 22, 2000));
+	ck_assert_uint_eq(log_count(d[1], WARN_FULL), 1);
 	/* What it holds, it serves. */
 	for (size_t i = 0; i < first_fail; i++)
 		get_check(&blocks[i]);
