@@ -18,6 +18,10 @@
  * receipt promised, byte for byte. Mounting needs root (CAP_SYS_ADMIN);
  * without it that case says why and skips.
  *
+ * Read-only: a store whose disk is read-only when ferryd starts stops
+ * it with a clear error; once writable again, ferryd starts with every
+ * block.
+ *
  * Quota: the same on a normal disk with d1's [dht] QUOTA small: a PUT
  * whose block is farther from d1 than every block held is refused
  * (-ENOSPC at the client, dht.store_refused at d1); blocks put with a
@@ -28,6 +32,7 @@
 /* ctest: TIMEOUT=120 RUN_SERIAL=1 */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +208,23 @@ log_lines(const struct harness_daemon *dd)
 	return log_count(dd, "\n");
 }
 
+static int
+tmpfs_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	return ftw->level == 0 ? 0 : remove(path);
+}
+
+/* Empties the tmpfs of what a test before left there. */
+static void
+tmpfs_clear(void)
+{
+	ck_assert_int_eq(nftw(mnt, tmpfs_rm_one, 16,
+	                     FTW_DEPTH | FTW_PHYS | FTW_MOUNT),
+	    0);
+}
+
 /* Starts d0 and d1 (extra: d1's own configuration, may be NULL; on
  * with_tmpfs, its state directory a small tmpfs with a filler file
  * written first); false if the tmpfs cannot be had. */
@@ -228,6 +250,7 @@ net_start(const char *extra, bool with_tmpfs)
 			    strerror(mount_errno));
 			return false;
 		}
+		tmpfs_clear();
 		ck_assert_int_eq(symlink(mnt, d[1]->state_dir), 0);
 		ck_assert_int_gt(asprintf(&filler, "%s/filler", mnt), 0);
 		fd = open(filler, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -443,6 +466,46 @@ START_TEST(test_quota)
 }
 END_TEST
 
+/* A store whose disk is read-only when ferryd starts: it refuses to
+ * start, saying why; once the disk is writable again it starts, with
+ * every block. (A disk cannot turn read-only under a running ferryd
+ * here: the kernel refuses to remount one with files open for writing.) */
+START_TEST(test_read_only)
+{
+	uint64_t seq = 0, end;
+	int status = -1;
+
+	if (!net_start(NULL, true))
+		return;
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(put_one(&seq, 0), 0);
+	ck_assert_int_eq(harness_daemon_stop(d[1], HARNESS_STOP_TIMEOUT_MS,
+	                     &status),
+	    0);
+	ck_assert_int_eq(status, 0);
+	ck_assert_int_eq(mount(NULL, mnt, NULL, MS_REMOUNT | MS_RDONLY,
+	                     "size=" TMPFS_SIZE ",mode=0700"),
+	    0);
+	ck_assert_int_ne(harness_daemon_start_ready(d[1]), 0);
+	ck_assert_int_ne(d[1]->exit_status, 0);
+	ck_assert(harness_daemon_log_has(d[1],
+	    "blocks.sqlite: directory not writable: Read-only file system"));
+	ck_assert_int_eq(mount(NULL, mnt, NULL, MS_REMOUNT,
+	                     "size=" TMPFS_SIZE ",mode=0700"),
+	    0);
+	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
+	end = harness_now_ms() + LINK_MS;
+	while (dhtcheck_figures(d[0]).entries < 1 ||
+	    dhtcheck_figures(d[1]).entries < 1) {
+		ck_assert_msg(harness_now_ms() < end, "no table after restart");
+		harness_sleep_ms(100);
+	}
+	for (size_t i = 0; i < n_blocks; i++)
+		get_check(&blocks[i]);
+	ck_assert_uint_eq(check_store(), 3);
+}
+END_TEST
+
 static Suite *
 dht_space_suite(void)
 {
@@ -453,6 +516,7 @@ dht_space_suite(void)
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_disk_full);
 	tcase_add_test(tc, test_quota);
+	tcase_add_test(tc, test_read_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
