@@ -230,8 +230,10 @@ dht_stored(void *arg, int status)
 
 	if (status < 0) {
 		(*d->c.store_fails)++;
+		/* The block was fine: the disk was not (DHTMSG_REFUSED
+		 * would blame the block). */
 		dht_fail(d, &p->req, prev,
-		    status == -ENOSPC ? DHTMSG_QUOTA : DHTMSG_REFUSED);
+		    status == -ENOSPC ? DHTMSG_QUOTA : DHTMSG_STORE_FAILED);
 	} else {
 		/* Durable now: only now may a receipt promise it. */
 		(*d->c.stored)++;
