@@ -429,11 +429,12 @@ END_TEST
 
 START_TEST(test_quota)
 {
-	uint64_t seq = 0, expiry = (uint64_t)time(NULL) + 4;
+	uint64_t seq = 0, expiry;
 	size_t receipted = 0, short_lived = 0;
 	int r = 0;
 
 	ck_assert(net_start("[dht]\nQUOTA = 512 KiB\n", false));
+	expiry = (uint64_t)time(NULL) + 4;
 	/* Short-lived blocks first, until the quota refuses one; some may
 	 * be evicted for closer ones on the way, as QUOTA says. */
 	while (n_blocks < PUTS_MAX && (r = put_one(&seq, expiry)) == 0)
