@@ -223,7 +223,9 @@ void ferry_stats_free(struct ferry_stat *stats, size_t n);
  * the *ret_n receipts as the DHT checked them. -EIO when fewer came back,
  * with the outputs written all the same (the receipts that came, maybe
  * none). When none came and the storing peers said why: -ENOSPC they
- * are full, -EDQUOT they hold all they take from this daemon's key.
+ * are full, -EDQUOT they hold all they take from this daemon's key,
+ * -EREMOTEIO their disks failed to take it (an I/O error, a read-only
+ * disk).
  * -EINVAL for a bad argument or a value the daemon refuses (expiry in
  * the past), -EMSGSIZE.
  */

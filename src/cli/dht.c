@@ -109,6 +109,9 @@ dht_fail(const struct cli *cli, int r)
 	case -ENOSPC:
 		why = "the storing peers are full";
 		break;
+	case -EREMOTEIO:
+		why = "the storing peers' disks failed to take the block";
+		break;
 	case -EDQUOT:
 		why =
 		    "the storing peers hold all they take from this daemon; try again once blocks expire";

@@ -207,7 +207,8 @@ struct dht_result {
 		     * -ETIMEDOUT; -EIO a PUT with fewer receipts than asked
 		     * (receipts says how many, at least 1); a PUT with none:
 		     * -ENOSPC the storing peers are full, -EDQUOT over our
-		     * ORIGIN_QUOTA there; -EAGAIN a hop is over its
+		     * ORIGIN_QUOTA there, -EREMOTEIO their disks failed
+		     * to take it; -EAGAIN a hop is over its
 		     * REQUEST_RATE for its neighbour; -EBADMSG refused */
 	struct dhtkey key;
 	unsigned hops; /* most hops a request took to an answer */

@@ -300,6 +300,8 @@ dht_fail_status(uint16_t code)
 		return -EDQUOT;
 	case DHTMSG_STALE:
 		return -ESTALE;
+	case DHTMSG_STORE_FAILED:
+		return -EREMOTEIO;
 	default: /* refused, or a code newer than ours */
 		return -EBADMSG;
 	}

@@ -35,7 +35,7 @@ struct dht_counters {
 	uint64_t *not_found;    /* GETs that ended here without the block */
 	uint64_t *refused;      /* PUTs with a bad signature or hash */
 	uint64_t *stored;       /* blocks stored for others, durable */
-	uint64_t *store_failed; /* the store said no */
+	uint64_t *store_fails;  /* FAILs: the store said no */
 	uint64_t *served;       /* GETs answered with a block */
 	uint64_t *answers_direct;  /* answers sent straight to requesters */
 	uint64_t *answers_routed;  /* answers sent back along the path */

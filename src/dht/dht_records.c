@@ -64,8 +64,7 @@ dht_records_stored(void *arg, int status)
 		(*d->c.records_stale)++;
 		dht_fail(d, &p->req, prev, DHTMSG_STALE);
 	} else {
-		(*(status == -ENOSPC ? d->c.records_full
-		                     : d->c.store_failed))++;
+		(*(status == -ENOSPC ? d->c.records_full : d->c.store_fails))++;
 		dht_fail(d, &p->req, prev, DHTMSG_QUOTA);
 	}
 	dht_pending_free(p);
@@ -121,7 +120,7 @@ dht_records_listed(void *arg, int status, const struct dhtrec *recs, size_t n)
 	struct dht_pending *p = arg;
 
 	if (status < 0) {
-		(*p->d->c.store_failed)++;
+		(*p->d->c.store_fails)++;
 		dht_fail(p->d, &p->req, p->has_prev ? &p->prev : NULL,
 		    DHTMSG_NOT_FOUND);
 	} else {
@@ -149,7 +148,7 @@ dht_records_serve(struct dht *d, const struct dhtmsg_req *req,
 	}
 	if (d->env.record_list(d->env.cls, &req->key, d->env.wall_s(d->env.cls),
 	        d->cfg.records_per_topic, dht_records_listed, p) < 0) {
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
 		dht_fail(d, req, from, DHTMSG_NOT_FOUND);
 		dht_pending_free(p);
 	}

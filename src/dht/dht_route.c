@@ -229,9 +229,11 @@ dht_stored(void *arg, int status)
 	struct dhtmsg_ans a;
 
 	if (status < 0) {
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
+		/* The block was fine: the disk was not (DHTMSG_REFUSED
+		 * would blame the block). */
 		dht_fail(d, &p->req, prev,
-		    status == -ENOSPC ? DHTMSG_QUOTA : DHTMSG_REFUSED);
+		    status == -ENOSPC ? DHTMSG_QUOTA : DHTMSG_STORE_FAILED);
 	} else {
 		/* Durable now: only now may a receipt promise it. */
 		(*d->c.stored)++;
@@ -268,7 +270,7 @@ dht_store_block(struct dht *d, const struct dhtmsg_req *req,
 	}
 	p = dht_pending_new(d, req, from);
 	if (p == NULL) {
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
 		dht_fail(d, req, from, DHTMSG_QUOTA);
 		return;
 	}
@@ -276,7 +278,7 @@ dht_store_block(struct dht *d, const struct dhtmsg_req *req,
 	if (d->env.store_put(d->env.cls, &req->key, req->put.block,
 	        req->put.block_len, req->put.expiry, dht_stored, p) < 0) {
 		dht_pending_free(p);
-		(*d->c.store_failed)++;
+		(*d->c.store_fails)++;
 		dht_fail(d, req, from, DHTMSG_QUOTA);
 	}
 }

@@ -112,6 +112,9 @@ enum dhtmsg_fail {
 			       * its bound (BPCC): the request went no
 			       * further, and may pass if sent again a
 			       * little later */
+	DHTMSG_STORE_FAILED,  /* PUT: the storing peer's disk did not
+			       * take the block (not for space: an I/O
+			       * error, a read-only disk) */
 };
 
 /* The signed part of a PUT. */

@@ -392,6 +392,8 @@ xfer_put_why(int status)
 		return "no storing peer sent a receipt for a block";
 	case -ENOSPC:
 		return "the storing peers are full";
+	case -EREMOTEIO:
+		return "the storing peers' disks failed to take a block";
 	case -EDQUOT:
 		return "the storing peers hold all they take from this daemon ([dht] ORIGIN_QUOTA)";
 	case -EHOSTUNREACH:

@@ -65,7 +65,7 @@ struct dbnet_counts {
 	uint64_t direct;       /* dht.answers_direct */
 	uint64_t routed;       /* dht.answers_routed */
 	uint64_t stored;       /* dht.stored */
-	uint64_t store_failed; /* dht.store_failed */
+	uint64_t store_failed; /* dht.store_fails */
 	uint64_t answers_lost; /* dht.answers_lost */
 	uint64_t frames_lost;  /* core.frames_lost */
 	uint64_t cpu_ns;       /* CPU time of the daemons */

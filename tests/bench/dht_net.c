@@ -333,7 +333,7 @@ dbnet_counts_add(struct dbnet_counts *c, const struct bench_counters *s)
 	c->direct += bench_counter(s, "dht.answers_direct");
 	c->routed += bench_counter(s, "dht.answers_routed");
 	c->stored += bench_counter(s, "dht.stored");
-	c->store_failed += bench_counter(s, "dht.store_failed");
+	c->store_failed += bench_counter(s, "dht.store_fails");
 	c->answers_lost += bench_counter(s, "dht.answers_lost");
 	c->frames_lost += bench_counter(s, "core.frames_lost");
 }

@@ -90,6 +90,8 @@ struct dhtsim_cfg {
 			       * srtt_us (NULL) */
 	uint64_t store_quota; /* what each store's usage says is its
 			       * quota (bytes) */
+	int store_status;     /* what each store's puts end with: 0, or
+			       * a failing disk's -errno (nothing kept) */
 	bool no_helos;        /* own_helo and peer_helo give none: a node
 			       * links only to peers it was linked to */
 	uint64_t event_us;    /* the time each event of the queue takes */

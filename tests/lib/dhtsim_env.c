@@ -197,8 +197,11 @@ env_put(void *cls, const struct dhtkey *key, const void *data, size_t len,
 		.to = n->idx,
 		.done = done,
 		.arg = arg };
-	int r = dhtsim_store(n->sim, n->idx, key, data, len, expiry);
+	int r = 0;
 
+	e.status = n->sim->cfg.store_status;
+	if (e.status == 0)
+		r = dhtsim_store(n->sim, n->idx, key, data, len, expiry);
 	return r < 0 ? r : dhtsim_q_push(n->sim, &e);
 }
 

@@ -295,7 +295,8 @@ END_TEST
 START_TEST(test_fail_codes)
 {
 	static const uint16_t codes[] = { DHTMSG_NOT_FOUND, DHTMSG_RATE,
-		DHTMSG_ORIGIN_QUOTA, DHTMSG_ORIGIN_QUOTA + 1, 0xffff };
+		DHTMSG_ORIGIN_QUOTA, DHTMSG_STORE_FAILED,
+		DHTMSG_STORE_FAILED + 1, 0xffff };
 	struct buf nodes, out, again;
 	struct dhtmsg_ans a, d;
 	uint8_t *p;

@@ -924,6 +924,35 @@ START_TEST(test_origin_quota)
 }
 END_TEST
 
+/* Storing peers whose disks fail (not for space) say so: the PUT ends
+ * with -EREMOTEIO, not with a refusal that would blame the block; a
+ * full one still says -ENOSPC. */
+START_TEST(test_store_disk_fails)
+{
+	static const int status[] = { -EIO, -EROFS, -ENOSPC };
+	static const int want[] = { -EREMOTEIO, -EREMOTEIO, -ENOSPC };
+	uint8_t a[3000];
+	struct dhtkey ka;
+	struct outcome o;
+
+	net_start(8);
+	net_join();
+	for (size_t i = 0; i < sizeof(status) / sizeof(status[0]); i++) {
+		uint64_t fails = 0;
+
+		sim->cfg.store_status = status[i];
+		dhtsim_random(sim, a, sizeof(a));
+		put_block(1, a, sizeof(a), 3, &ka, &o);
+		ck_assert_int_eq(o.status, want[i]);
+		ck_assert_uint_eq(o.receipts, 0);
+		for (int j = 0; j < sim->n; j++)
+			fails += stat(j, "store_fails");
+		ck_assert_uint_eq(fails, 3 * (i + 1));
+	}
+	net_free();
+}
+END_TEST
+
 /* Runs the network 1 ms at a time until a periodic tick has just
  * happened: what waits for the next one then waits 100 ms. */
 static void
@@ -1473,6 +1502,7 @@ test_suite(void)
 	tcase_add_test(tc, test_receipt_plausible);
 	tcase_add_test(tc, test_first_hop_full);
 	tcase_add_test(tc, test_origin_quota);
+	tcase_add_test(tc, test_store_disk_fails);
 	tcase_add_test(tc, test_limit_tables_bounded);
 	tcase_add_test(tc, test_local_answer_at_once);
 	tcase_add_test(tc, test_join_one_by_one);
