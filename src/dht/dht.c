@@ -289,6 +289,44 @@ dht_next_hop(struct dht *d, const struct dhtkey *key,
 	return 0;
 }
 
+/* A linked peer other than the one cls points to. */
+static bool
+dht_other_linked(void *cls, const struct rtable_entry *e)
+{
+	const struct dht_hop_filter *f = cls;
+
+	return !dhtkey_equal(&e->id, f->avoid) &&
+	    f->d->env.linked(f->d->env.cls, &e->id);
+}
+
+/*
+ * Silence is taken for death only while someone else is there to route
+ * through. A node linked to one peer alone (two daemons that link by
+ * mail, a node whose other links went down) whose attempts to it time
+ * out is more likely seeing it slow than dead: it answers late, over a
+ * loaded machine or a mail queue. Dropping it would leave the node
+ * knowing nobody, and its requests would end at home at once: a GET
+ * "not found" for the blocks that peer holds, a PUT stored here alone,
+ * away from where the other looks for it (test_dht_net's
+ * test_only_neighbour_stays). Kademlia (section 4.1) keeps a stale
+ * contact for as long as no replacement is there. A dead peer's link
+ * times out in the core, and routing skips it from then.
+ */
+bool
+dht_entry_failed(struct dht *d, const struct dhtkey *peer)
+{
+	struct dht_hop_filter f = { .d = d, .avoid = peer, .n_avoid = 1 };
+
+	if (d->env.linked(d->env.cls, peer) &&
+	    rtable_closest_match(d->rt, peer, false, dht_other_linked, &f) ==
+	        NULL)
+		return false;
+	if (!rtable_failed(d->rt, peer, d->cfg.max_fails))
+		return false;
+	(*d->c.entries_failed)++;
+	return true;
+}
+
 size_t
 dht_closest_with_self(struct dht *d, const struct dhtkey *key, size_t n,
     struct dhtkey *ret)

@@ -501,8 +501,9 @@ dht_attempt_answered(struct dht *d, struct dht_op *op, unsigned i, unsigned n,
  * The latest attempt of op gave up with no answer at all. If it went to
  * the neighbour closest to the key that we know, which was to answer it
  * itself, that neighbour failed once more: max_fails failures in a row
- * take it out of the table, and any message from it since (a late
- * answer too, dht_receive) clears them. An attempt through another
+ * take it out of the table (unless it is our only linked neighbour,
+ * dht_entry_failed), and any message from it since (a late answer too,
+ * dht_receive) clears them. An attempt through another
  * neighbour blames nobody: that one passed it on toward the closest, and
  * the silence may be anyone's on the way (a relay that forwards to a
  * dead peer is alive). Nor does one that had answers, or went to
@@ -519,9 +520,8 @@ dht_attempt_blame(struct dht *d, struct dht_op *op)
 		return;
 	op->blamed = op->attempts;
 	if (dht_next_hop(d, &op->key, NULL, 0, true, &closest) == 0 &&
-	    dhtkey_equal(&closest, &op->hop[i]) &&
-	    rtable_failed(d->rt, &op->hop[i], d->cfg.max_fails))
-		(*d->c.entries_failed)++;
+	    dhtkey_equal(&closest, &op->hop[i]))
+		(void)dht_entry_failed(d, &op->hop[i]);
 }
 
 uint64_t

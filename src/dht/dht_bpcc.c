@@ -540,8 +540,7 @@ dht_bpcc_timeout(struct dht *d, struct dht_bpcc_q *q)
 	         "passed over until it drains",
 	    hex, q->depth,
 	    (unsigned long long)(dht_now(d) - q->blocked_since_us) / 1000);
-	if (rtable_failed(d->rt, &q->peer, d->cfg.max_fails))
-		(*d->c.entries_failed)++;
+	(void)dht_entry_failed(d, &q->peer);
 	q->stalled = true;
 	dht_bpcc_empty(d, q);
 }

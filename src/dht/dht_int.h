@@ -260,6 +260,10 @@ int dht_next_hop(struct dht *d, const struct dhtkey *key,
 size_t dht_closest_with_self(struct dht *d, const struct dhtkey *key,
     size_t n, struct dhtkey *ret);
 uint64_t dht_now(const struct dht *d);
+/* Neighbour peer failed to answer once more (an attempt or BPCC's queue
+ * timed out): rtable_failed(), unless it is the only linked neighbour.
+ * Whether it left the table (counted in dht.entries_failed). */
+bool dht_entry_failed(struct dht *d, const struct dhtkey *peer);
 
 /* dht_limit.c */
 /* Makes the tables of limits: 0 or -ENOMEM. dht_limit_done frees them

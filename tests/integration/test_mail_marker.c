@@ -210,21 +210,31 @@ scan_user(struct scan *sc, const struct mta_user *u)
 	scan_file(sc, path);
 }
 
+/* How many entries dd's routing table holds. */
+static uint32_t
+table_entries(struct harness_daemon *dd)
+{
+	struct ferry_dht_status *st;
+	struct ferry_client *c;
+	uint32_t n;
+
+	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
+	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
+	n = st->entries;
+	ferry_dht_status_free(st);
+	ferry_client_close(c);
+	return n;
+}
+
 /* Waits until dd's routing table holds the other daemon. */
 static void
 wait_table(struct harness *h, struct harness_daemon *dd)
 {
 	uint64_t end = harness_now_ms() + LINK_MS;
-	struct ferry_dht_status *st;
-	struct ferry_client *c;
 	uint32_t n = 0;
 
 	while (n < 1) {
-		ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
-		ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-		n = st->entries;
-		ferry_dht_status_free(st);
-		ferry_client_close(c);
+		n = table_entries(dd);
 		if (n < 1 && harness_now_ms() > end) {
 			harness_dump_logs(h);
 			ck_abort_msg("d%u's table stays empty", dd->index);
@@ -344,7 +354,7 @@ START_TEST(test_mail_marker)
 		}
 		fprintf(stderr, "mail marker: get (try %d) said %s", tries,
 		    o.err);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 2; i++) {
 			fprintf(stderr,
 			    "  d%d: stored %llu served %llu not_found %llu "
 			    "no_route %llu timeouts %llu entries_failed %llu\n",
@@ -357,6 +367,25 @@ START_TEST(test_mail_marker)
 			    (unsigned long long)mesh_stat(d[i], "dht.timeouts"),
 			    (unsigned long long)mesh_stat(d[i],
 			        "dht.entries_failed"));
+			/* Whether the other was in the table and linked, and
+			 * whether the get sent anything its way: a get that
+			 * ends in a few ms cannot have waited for mail. */
+			fprintf(stderr,
+			    "  d%d: entries %u links %llu requests_in %llu "
+			    "requests_out %llu forwarded %llu retries %llu "
+			    "receipts_implausible %llu\n",
+			    i, table_entries(d[i]),
+			    (unsigned long long)mesh_stat(d[i], "dht.links"),
+			    (unsigned long long)mesh_stat(d[i],
+			        "dht.requests_in"),
+			    (unsigned long long)mesh_stat(d[i],
+			        "dht.requests_out"),
+			    (unsigned long long)mesh_stat(d[i],
+			        "dht.forwarded"),
+			    (unsigned long long)mesh_stat(d[i], "dht.retries"),
+			    (unsigned long long)mesh_stat(d[i],
+			        "dht.receipts_implausible"));
+		}
 		harness_output_free(&o);
 		harness_sleep_ms(1000);
 	}

@@ -1482,6 +1482,79 @@ START_TEST(test_put_quorum)
 }
 END_TEST
 
+/*
+ * Two daemons linked to each other only, as two linked by mail: node 1's
+ * answers to three of node 0's requests come too late (lost here), and
+ * each of node 0's attempts, through node 1, the closest peer to its
+ * key, gives up. Node 1 is linked all the while: slow, not dead, and
+ * node 0's only neighbour. It stays in node 0's table, so that node 0
+ * still finds the blocks node 1 holds and places on node 1 the blocks
+ * closest to it; taken out, node 0 knew nobody, and its GET of node 1's
+ * block ended at once, not found, its PUT stored at home alone, where
+ * node 1 does not look. (With other neighbours a silent one still
+ * leaves: test_dead_neighbour_leaves.)
+ */
+START_TEST(test_only_neighbour_stays)
+{
+	static struct outcome o[5];
+	uint8_t data[64];
+	struct dhtkey key;
+	uint64_t t0;
+
+	net_start(2);
+	make_link(1, 0);
+	run_ms(60000);
+	sim->cfg.deadline_ticks = true;
+	no_refresh();
+	ck_assert(in_table(0, 1) && in_table(1, 0));
+	for (int round = 0; round < 3; round++) {
+		key_near(1, &key);
+		key.b[0] ^= (uint8_t)(round << 4);
+		drop_to = 0;
+		drop_left = 1;
+		memset(&o[round], 0, sizeof(o[round]));
+		ck_assert_int_eq(dht_find(sim->nodes[0].dht, &key, 4, on_done,
+		                     &o[round]),
+		    0);
+		run_ms(60);
+		ck_assert_uint_eq(drop_left, 0);
+	}
+	ck_assert(dhtsim_linked(sim, 0, 1));
+	ck_assert_msg(in_table(0, 1), "node 0 dropped its only neighbour");
+	ck_assert_uint_eq(stat(0, "entries_failed"), 0);
+
+	/* GET: node 1's block, found there. */
+	memset(data, 0x5a, sizeof(data));
+	dhtkey_of_block(data, sizeof(data), &key);
+	ck_assert_int_eq(dhtsim_store(sim, 1, &key, data, sizeof(data),
+	                     1800000000),
+	    0);
+	t0 = sim->now_us;
+	ck_assert_int_eq(dht_get(sim->nodes[0].dht, &key, on_done, &o[3]), 0);
+	wait_for(&o[3]);
+	ck_assert_msg(o[3].status == 0, "GET: status %d after %llu us",
+	    o[3].status, (unsigned long long)(sim->now_us - t0));
+	ck_assert_uint_eq(o[3].block_len, sizeof(data));
+
+	/* PUT: a block closer to node 1 than to node 0 is stored there. */
+	do {
+		data[0]++;
+		dhtkey_of_block(data, sizeof(data), &key);
+	} while (
+	    dhtkey_closer(&key, &sim->nodes[1].id, &sim->nodes[0].id) >= 0);
+	ck_assert_int_eq(dht_put_keyed(sim->nodes[0].dht, &key, data,
+	                     sizeof(data), 1800000000, 1, on_done, &o[4]),
+	    0);
+	wait_for(&o[4]);
+	ck_assert_int_eq(o[4].status, 0);
+	ck_assert_uint_eq(o[4].receipts, 1);
+	ck_assert(dhtkey_equal(&o[4].storers[0], &sim->nodes[1].id));
+	ck_assert_ptr_nonnull(dhtsim_block(sim, 1, &key));
+	ck_assert_ptr_null(dhtsim_block(sim, 0, &key));
+	net_free();
+}
+END_TEST
+
 static Suite *
 test_suite(void)
 {
@@ -1512,6 +1585,7 @@ test_suite(void)
 	tcase_add_test(tc, test_put_candidate_routes_on);
 	tcase_add_test(tc, test_put_quorum);
 	tcase_add_test(tc, test_put_before_links);
+	tcase_add_test(tc, test_only_neighbour_stays);
 	suite_add_tcase(s, tc);
 	return s;
 }
