@@ -160,6 +160,10 @@ int harness_daemon_program(struct harness_daemon *d, const char *path);
  * machine that has just booted. -EPERM when this machine cannot make one
  * (it takes root and Linux 5.6); the test should then skip. */
 int harness_daemon_fresh_boot(struct harness_daemon *d);
+/* Whether harness_daemon_fresh_boot() can work here: 0, or -EPERM (not
+ * root, Linux before 5.6, or a container that refuses the clock offsets,
+ * as systemd-nspawn does). */
+int harness_fresh_boot_probe(void);
 /* Runs without -c and so without any configuration file; the test then
  * says where the socket will be (the path is copied). */
 int harness_daemon_no_config(struct harness_daemon *d, const char *socket);

@@ -60,7 +60,7 @@ harness_boot_enter(void)
 }
 
 int
-harness_daemon_fresh_boot(struct harness_daemon *d)
+harness_fresh_boot_probe(void)
 {
 	static int probed = 1; /* 1: not yet */
 	int status;
@@ -78,7 +78,15 @@ harness_daemon_fresh_boot(struct harness_daemon *d)
 		probed =
 		    WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 	}
-	if (probed == 0)
-		d->fresh_boot = true;
 	return probed;
+}
+
+int
+harness_daemon_fresh_boot(struct harness_daemon *d)
+{
+	int r = harness_fresh_boot_probe();
+
+	if (r == 0)
+		d->fresh_boot = true;
+	return r;
 }
