@@ -43,24 +43,9 @@ static struct harness_daemon *d[N];
 static void
 setup(void)
 {
-	uint64_t end;
-
 	ck_assert_int_eq(harness_new("dht", &h), 0);
 	mesh_start(h, d, N, "udp", DHT_CFG);
-	end = harness_now_ms() + LINK_MS;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			if (harness_now_ms() > end) {
-				struct harness_output o;
-
-				if (harness_run_cli(d[i], &o, "stats", NULL) == 0)
-					fprintf(stderr, "%s", o.out);
-				harness_output_free(&o);
-				ck_abort_msg("d%d's table holds %u of %d peers",
-				    i, dhtcheck_figures(d[i]).entries, N - 1);
-			}
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, N - 1, LINK_MS);
 }
 
 static void

@@ -68,8 +68,6 @@ struct flooder {
 static void
 setup(void)
 {
-	uint64_t end;
-
 	ck_assert_int_eq(harness_new("dht_bpcc", &h), 0);
 	for (int i = 0; i < N; i++) {
 		ck_assert_int_eq(harness_daemon_new(h, &d[i]), 0);
@@ -97,14 +95,7 @@ setup(void)
 		}
 		free(uri);
 	}
-	end = harness_now_ms() + LINK_MS;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < 2) {
-			ck_assert_msg(harness_now_ms() < end,
-			    "d%d's table holds %u peers", i,
-			    dhtcheck_figures(d[i]).entries);
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, 2, LINK_MS);
 }
 
 static void

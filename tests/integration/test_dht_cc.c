@@ -84,20 +84,11 @@ static struct tally tally[N];
 static void
 setup(void)
 {
-	uint64_t end;
-
 	ck_assert_int_eq(harness_new("dht-cc", &h), 0);
 	for (int i = 0; i < N; i++)
 		d[i] = NULL;
 	mesh_start(h, d, N, "udp", CC_CFG);
-	end = harness_now_ms() + LINK_MS;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			ck_assert_msg(harness_now_ms() < end,
-			    "d%d's table holds %u of %d peers", i,
-			    dhtcheck_figures(d[i]).entries, N - 1);
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, N - 1, LINK_MS);
 }
 
 static void

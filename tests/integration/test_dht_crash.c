@@ -319,20 +319,9 @@ client_run(void *arg)
 static void
 setup(void)
 {
-	uint64_t end;
-
 	ck_assert_int_eq(harness_new("dht-crash", &h), 0);
 	mesh_start(h, d, N, "udp", DHT_CFG);
-	end = harness_now_ms() + LINK_MS;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%d's table holds %u of %d peers",
-				    i, dhtcheck_figures(d[i]).entries, N - 1);
-			}
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, N - 1, LINK_MS);
 }
 
 static void

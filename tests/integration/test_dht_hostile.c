@@ -90,17 +90,7 @@ static struct {
 static void
 wait_tables(uint32_t want)
 {
-	uint64_t end = harness_now_ms() + LINK_MS;
-
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < want) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%d's table holds %u of %u", i,
-				    dhtcheck_figures(d[i]).entries, want);
-			}
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, want, LINK_MS);
 }
 
 /* 8 daemons that know d0's HELO, with full tables; the hostile peer made

@@ -232,7 +232,6 @@ static bool
 net_start(const char *extra, bool with_tmpfs)
 {
 	char *uri, *filler;
-	uint64_t end;
 	int fd;
 
 	ck_assert_int_eq(harness_new("dht-space", &h), 0);
@@ -266,15 +265,7 @@ net_start(const char *extra, bool with_tmpfs)
 	    0);
 	free(uri);
 	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
-	end = harness_now_ms() + LINK_MS;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%d's table is empty", i);
-			}
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, N - 1, LINK_MS);
 	ck_assert_int_eq(harness_daemon_client(d[0], &c), 0);
 	return true;
 }
@@ -473,7 +464,7 @@ END_TEST
  * here: the kernel refuses to remount one with files open for writing.) */
 START_TEST(test_read_only)
 {
-	uint64_t seq = 0, end;
+	uint64_t seq = 0;
 	int status = -1;
 
 	if (!net_start(NULL, true))
@@ -495,12 +486,7 @@ START_TEST(test_read_only)
 	                     "size=" TMPFS_SIZE ",mode=0700"),
 	    0);
 	ck_assert_int_eq(harness_daemon_start_ready(d[1]), 0);
-	end = harness_now_ms() + LINK_MS;
-	while (dhtcheck_figures(d[0]).entries < 1 ||
-	    dhtcheck_figures(d[1]).entries < 1) {
-		ck_assert_msg(harness_now_ms() < end, "no table after restart");
-		harness_sleep_ms(100);
-	}
+	dhtcheck_wait_tables(h, d, 2, 1, LINK_MS);
 	for (size_t i = 0; i < n_blocks; i++)
 		get_check(&blocks[i]);
 	ck_assert_uint_eq(check_store(), 3);

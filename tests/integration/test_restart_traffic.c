@@ -44,7 +44,6 @@ static struct harness_daemon *d[N];
 static void
 setup(void)
 {
-	uint64_t end;
 	char *uri;
 
 	ck_assert_int_eq(harness_new("restart-traffic", &h), 0);
@@ -59,14 +58,7 @@ setup(void)
 	    0);
 	free(uri);
 	ck_assert_int_eq(harness_daemon_start_ready(d[N - 1]), 0);
-	end = harness_now_ms() + TABLE_MS;
-	for (int i = 0; i < N; i++)
-		while (dhtcheck_figures(d[i]).entries < N - 1) {
-			ck_assert_msg(harness_now_ms() < end,
-			    "d%d's table holds %u of %d peers", i,
-			    dhtcheck_figures(d[i]).entries, N - 1);
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, N, N - 1, TABLE_MS);
 }
 
 static void

@@ -76,3 +76,21 @@ dhtcheck_index_of(struct harness_daemon *const *d, size_t n,
 			return (int)i;
 	return -1;
 }
+
+void
+dhtcheck_wait_tables(struct harness *h, struct harness_daemon *const *d,
+    size_t n, uint32_t want, uint64_t timeout_ms)
+{
+	uint64_t end = harness_now_ms() + timeout_ms;
+	uint32_t got;
+
+	for (size_t i = 0; i < n; i++)
+		while ((got = dhtcheck_figures(d[i]).entries) < want) {
+			if (harness_now_ms() > end) {
+				harness_dump_logs(h);
+				ck_abort_msg("d%u's table holds %u of %u peers",
+				    d[i]->index, got, want);
+			}
+			harness_sleep_ms(100);
+		}
+}

@@ -25,6 +25,11 @@ struct dhtcheck_figures {
 	uint64_t blocks;  /* blocks it holds */
 };
 struct dhtcheck_figures dhtcheck_figures(struct harness_daemon *dd);
+/* Waits until each of the n daemons of d holds at least want peers in
+ * its routing table; past timeout_ms, dumps h's logs and fails the test,
+ * naming the daemon and what its table holds. */
+void dhtcheck_wait_tables(struct harness *h, struct harness_daemon *const *d,
+    size_t n, uint32_t want, uint64_t timeout_ms);
 /* Writes the ids of the n daemons of d that are running to out (room
  * for n), closest to key first (XOR distance), and returns how many. */
 size_t dhtcheck_closest(struct harness_daemon *const *d, size_t n,

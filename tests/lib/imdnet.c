@@ -94,7 +94,6 @@ imdnet_listen(struct harness *h, struct harness_daemon *d, const char *cert,
 void
 imdnet_start(struct harness *h, struct harness_daemon **d, size_t n)
 {
-	uint64_t end;
 	char *uri;
 
 	if (harness_daemon_start_ready(d[0]) < 0) {
@@ -112,15 +111,7 @@ imdnet_start(struct harness *h, struct harness_daemon **d, size_t n)
 		}
 	}
 	free(uri);
-	end = harness_now_ms() + 30000;
-	for (size_t i = 0; i < n; i++)
-		while (dhtcheck_figures(d[i]).entries < n - 1) {
-			if (harness_now_ms() > end) {
-				harness_dump_logs(h);
-				ck_abort_msg("d%zu's table is not full", i);
-			}
-			harness_sleep_ms(100);
-		}
+	dhtcheck_wait_tables(h, d, n, (uint32_t)n - 1, 30000);
 }
 
 struct harness_output
