@@ -30,6 +30,7 @@
 
 #include <ferry/client.h>
 
+#include "dhtcheck.h"
 #include "harness.h"
 #include "mesh.h"
 #include "../mta/mta.h"
@@ -210,40 +211,6 @@ scan_user(struct scan *sc, const struct mta_user *u)
 	scan_file(sc, path);
 }
 
-/* How many entries dd's routing table holds. */
-static uint32_t
-table_entries(struct harness_daemon *dd)
-{
-	struct ferry_dht_status *st;
-	struct ferry_client *c;
-	uint32_t n;
-
-	ck_assert_int_eq(harness_daemon_client(dd, &c), 0);
-	ck_assert_int_eq(ferry_dht_status(c, &st), 0);
-	n = st->entries;
-	ferry_dht_status_free(st);
-	ferry_client_close(c);
-	return n;
-}
-
-/* Waits until dd's routing table holds the other daemon. */
-static void
-wait_table(struct harness *h, struct harness_daemon *dd)
-{
-	uint64_t end = harness_now_ms() + LINK_MS;
-	uint32_t n = 0;
-
-	while (n < 1) {
-		n = table_entries(dd);
-		if (n < 1 && harness_now_ms() > end) {
-			harness_dump_logs(h);
-			ck_abort_msg("d%u's table stays empty", dd->index);
-		}
-		if (n < 1)
-			harness_sleep_ms(100);
-	}
-}
-
 /* The SMTP transport as user u, the DHT on, one replica of each block,
  * small chunks (many blocks from a small file). */
 static void
@@ -310,8 +277,7 @@ START_TEST(test_mail_marker)
 	mesh_wait_peers(h, d[0], 1, LINK_MS);
 	/* Both tables hold the other: with one replica a block is where
 	 * the closest of the two is, as each sees it. */
-	for (int i = 0; i < 2; i++)
-		wait_table(h, d[i]);
+	dhtcheck_wait_tables(h, d, 2, 1, LINK_MS);
 
 	/* The marker every 4000 bytes, across chunk boundaries too. */
 	data = malloc(FILE_LEN);
@@ -374,7 +340,7 @@ START_TEST(test_mail_marker)
 			    "  d%d: entries %u links %llu requests_in %llu "
 			    "requests_out %llu forwarded %llu retries %llu "
 			    "receipts_implausible %llu\n",
-			    i, table_entries(d[i]),
+			    i, dhtcheck_figures(d[i]).entries,
 			    (unsigned long long)mesh_stat(d[i], "dht.links"),
 			    (unsigned long long)mesh_stat(d[i],
 			        "dht.requests_in"),
